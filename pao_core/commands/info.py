@@ -1,0 +1,86 @@
+"""``pao plugins`` and ``pao config``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from pao_core.config import PaoConfig
+from pao_core.hookspecs import hookimpl
+
+
+@hookimpl
+def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    plugins_parser = subparsers.add_parser("plugins", help="list plugins, their hooks and load failures")
+    plugins_parser.add_argument("--json", action="store_true", help="print JSON")
+    plugins_parser.set_defaults(func=show_plugins)
+
+    config_parser = subparsers.add_parser("config", help="show the effective configuration (secrets masked)")
+    config_parser.add_argument("--json", action="store_true", help="print JSON")
+    config_parser.set_defaults(func=show_config)
+
+
+def plugin_report(config: PaoConfig) -> dict:
+    """Plugins, their hooks, the terminal drivers' availability, and failures."""
+    from pao_core.plugins import get_plugins
+
+    plugins = get_plugins()
+    rows = plugins.describe()
+    drivers: dict[str, list[dict]] = {}
+    for plugin_name, result in plugins.call_each("pao_terminal_drivers", config=config):
+        for driver in result:
+            try:
+                reason = driver.availability()
+            except Exception as exc:  # availability checks must not break the listing
+                reason = f"availability check failed: {exc}"
+            drivers.setdefault(plugin_name, []).append(
+                {"name": driver.name, "available": reason is None, "reason": reason}
+            )
+    for row in rows:
+        row["terminal_drivers"] = drivers.get(row["name"], [])
+    failures = [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in plugins.failures]
+    return {"plugins": rows, "failures": failures}
+
+
+def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    report = plugin_report(config)
+    if args.json:
+        print_json(report)
+        return 0
+    for row in report["plugins"]:
+        source = row["distribution"] or "?"
+        if row["version"]:
+            source += f" {row['version']}"
+        print(f"{row['name']}  ({source}{', default' if row['default'] else ''})")
+        print(f"    hooks: {', '.join(row['hooks']) or '-'}")
+        for driver in row["terminal_drivers"]:
+            state = "available" if driver["available"] else f"unavailable: {driver['reason']}"
+            print(f"    terminal driver {driver['name']}: {state}")
+    for failure in report["failures"]:
+        print(f"FAILED {failure['plugin']} ({failure['stage']}): {failure['error']}")
+    return 0
+
+
+def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    data = config.masked()
+    if args.json:
+        print_json(data)
+        return 0
+    for key, value in _flatten(data):
+        print(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return 0
+
+
+def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+    rows: list[tuple[str, object]] = []
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            rows.extend(_flatten(value, dotted + "."))
+        else:
+            rows.append((dotted, value))
+    return rows

@@ -1,0 +1,116 @@
+"""The objects that hooks return, as typing protocols.
+
+Hooks declare, objects do: a hook hands pao one of these objects, and the pipeline
+calls its methods (on its thread pool, under deadlines). Plugins need not inherit
+from anything; matching the protocol is enough.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, ScreenVerdict, SpawnRequest
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """A memory store pao can query.
+
+    ``name`` is the configured backend name (``longterm``, ``history``, ...).
+    ``search`` returns items best first; ``deadline`` is an absolute
+    ``time.monotonic()`` value the backend should respect (the pipeline stops
+    waiting at that moment whatever the backend does). ``health`` returns a
+    one-line description of the store, or raises with a one-line reason.
+    """
+
+    name: str
+
+    def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]: ...
+
+    def health(self, deadline: float) -> str: ...
+
+
+@runtime_checkable
+class BriefingSection(Protocol):
+    """One section of the briefing template.
+
+    ``render`` returns the section's markdown body, or ``""``/``None`` to drop the
+    section. Sections are placed by ascending ``order``.
+    """
+
+    key: str
+    title: str
+    order: int
+
+    def render(self, context: BriefingContext) -> str | None: ...
+
+
+@runtime_checkable
+class TerminalDriver(Protocol):
+    """Where agents run: a tmux window, a Terminal.app tab, ...
+
+    A driver only starts processes and reads and writes their screen; readiness,
+    paste confirmation and submission are pao's own logic on top of it. ``target``
+    is the driver's opaque address of one agent (kept in its registry record).
+    ``availability`` returns ``None`` when the driver can be used here, otherwise a
+    one-line reason.
+    """
+
+    name: str
+
+    def availability(self) -> str | None: ...
+
+    def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str: ...
+
+    def paste(self, target: str, text: str) -> None: ...
+
+    def press(self, target: str, key: str) -> None: ...
+
+    def read(self, target: str) -> str: ...
+
+    def is_alive(self, target: str) -> bool: ...
+
+    def kill(self, target: str) -> None: ...
+
+
+@runtime_checkable
+class ReadinessDetector(Protocol):
+    """Classifies one screen capture of a host agent.
+
+    ``hosts`` names the host agents it applies to (empty: all). ``classify``
+    returns ``None`` when it has no opinion.
+    """
+
+    name: str
+    hosts: Sequence[str]
+
+    def classify(self, screen: str) -> ScreenVerdict | None: ...
+
+
+@runtime_checkable
+class HostAgent(Protocol):
+    """A coding-agent CLI pao can start (Claude Code, Codex, Gemini CLI, ...).
+
+    Everything host-specific lives here: the command line, the context file and
+    its import syntax, the trust pre-seed, the submit key and where its session
+    transcripts are.
+    """
+
+    name: str
+    context_file: str
+    submit_key: str
+
+    def command(self, request: SpawnRequest) -> list[str]: ...
+
+    def environment(self, request: SpawnRequest) -> Mapping[str, str]: ...
+
+    def context_block(self, briefing_file: str, briefing_markdown: str) -> str: ...
+
+    def preseed(self, folder: str) -> None: ...
+
+    def nudge(self, request: SpawnRequest, briefing_file: str) -> str: ...
+
+    def session_id(self, record: AgentRecord) -> str | None: ...
+
+    def resume_command(self, record: AgentRecord) -> list[str]: ...

@@ -1,0 +1,134 @@
+"""Hook specifications: the whole plugin surface of pao, and nothing else.
+
+Hooks declare, objects do: the collection hooks return objects (see
+``pao_core.contracts``) whose methods the pipeline runs on its thread pool under
+deadlines. ``docs/hooks.md`` documents every hook; a test keeps it in sync.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Iterable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+    from pao_core.models import AgentRecord, Briefing
+
+hookspec = pluggy.HookspecMarker("pao")
+hookimpl = pluggy.HookimplMarker("pao")
+
+
+# -- Start-up: what a plugin contributes to the command line ----------------------
+
+
+@hookspec
+def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    """Add subcommands (or a command group) to the ``pao`` command line.
+
+    Called once per ``pao`` run, while the parser is built, before any command runs.
+    A command sets ``func=callable(args, config) -> int`` on its parser with
+    ``set_defaults``; raising ``pao_core.errors.PaoError`` gives the user one line.
+
+    :param subparsers: the ``add_subparsers()`` object of the ``pao`` parser.
+    :param config: the effective configuration.
+    """
+
+
+# -- Gathering: where memory comes from -------------------------------------------
+
+
+@hookspec
+def pao_memory_backends(config: PaoConfig) -> Iterable[MemoryBackend] | None:
+    """Return the memory backends this plugin provides.
+
+    Called once per pipeline run, before gathering. Return the backends enabled by
+    ``config`` (each with its configured ``name``), or ``None``/empty for none. Must
+    be cheap: connect lazily, in ``search``.
+
+    :param config: the effective configuration (plugin options under ``[backends.NAME]``).
+    :returns: backend objects following ``pao_core.contracts.MemoryBackend``.
+    """
+
+
+# -- Composition: what the briefing says ------------------------------------------
+
+
+@hookspec
+def pao_briefing_sections(config: PaoConfig) -> Iterable[BriefingSection] | None:
+    """Return sections of the briefing template.
+
+    Called once per briefing, after fusion. Sections from all plugins are rendered
+    in ascending ``order``; a section that renders empty is dropped. A later plugin
+    may replace a default section by returning one with the same ``key``.
+
+    :param config: the effective configuration.
+    :returns: section objects following ``pao_core.contracts.BriefingSection``.
+    """
+
+
+@hookspec
+def pao_briefing_written(briefing: Briefing, folder: str, path: str) -> None:
+    """Event: a briefing was delivered into an agent's folder.
+
+    Called after ``CONTEXT_BRIEFING.md`` and the host's context file were written
+    atomically. Exceptions are recorded and reported, never fatal.
+
+    :param briefing: the briefing as written.
+    :param folder: the agent's working directory.
+    :param path: the absolute path of the briefing file.
+    """
+
+
+# -- Spawning: which agent, in which terminal, and when it is ready ---------------
+
+
+@hookspec
+def pao_host_agents(config: PaoConfig) -> Iterable[HostAgent] | None:
+    """Return the host agents (coding-agent CLIs) this plugin can start.
+
+    Called when a spawn or lifecycle command resolves ``--host``. Profiles are
+    matched by ``name``; the first registered profile of a name wins.
+
+    :param config: the effective configuration (options under ``[hosts.NAME]``).
+    :returns: profiles following ``pao_core.contracts.HostAgent``.
+    """
+
+
+@hookspec
+def pao_terminal_drivers(config: PaoConfig) -> Iterable[TerminalDriver] | None:
+    """Return the terminal drivers this plugin provides.
+
+    Called when a command resolves ``--terminal`` or reaches an agent's target.
+    Return drivers even when they cannot run here: their ``availability()`` says why,
+    and ``pao plugins`` shows it.
+
+    :param config: the effective configuration (options under ``[terminals.NAME]``).
+    :returns: drivers following ``pao_core.contracts.TerminalDriver``.
+    """
+
+
+@hookspec
+def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | None:
+    """Return detectors that classify a host agent's screen.
+
+    Called when readiness polling or ``pao monitor`` starts. For each capture, the
+    verdicts of all detectors for the host are combined: any ``blocked`` wins, then
+    ``busy``/``waiting``, then ``ready``.
+
+    :param config: the effective configuration.
+    :returns: detectors following ``pao_core.contracts.ReadinessDetector``.
+    """
+
+
+@hookspec
+def pao_agent_spawned(record: AgentRecord) -> None:
+    """Event: an agent was started, found ready and recorded in the registry.
+
+    Called once per successful spawn, after the nudge. Exceptions are recorded and
+    reported, never fatal.
+
+    :param record: the agent's registry record.
+    """

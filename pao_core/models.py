@@ -1,0 +1,133 @@
+"""Records passed between threads, plugins and processes.
+
+Every record is an ``attrs`` frozen class: safe to hand from a worker thread to the
+pipeline, and serialised with the one ``converter`` below (JSON state and config).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal, Mapping
+
+import attrs
+import cattrs
+from cattrs.preconf.json import make_converter
+
+BackendStatus = Literal["ok", "timeout", "error"]
+ScreenState = Literal["ready", "busy", "waiting", "blocked", "dead", "unknown"]
+AgentState = Literal["starting", "ready", "busy", "waiting", "blocked", "paused", "dead"]
+
+
+def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return dict(value or {})
+
+
+@attrs.frozen
+class MemoryItem:
+    """One thing a memory backend knows, in the backend's own ranking.
+
+    ``backend`` is the configured backend name (``longterm``, ``history``, ...),
+    ``id`` is stable across runs (``obs:<entity>#<n>``, ``msg:<session>:<uuid>``),
+    ``rank`` is 1-based within the backend's answer and ``score`` is the backend's
+    native score (never compared across backends).
+    """
+
+    backend: str
+    id: str
+    title: str
+    text: str
+    kind: str = ""
+    timestamp: dt.datetime | None = None
+    score: float = 0.0
+    rank: int = 0
+    meta: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+
+
+@attrs.frozen
+class BackendResult:
+    """What one backend returned for one query, or why it returned nothing."""
+
+    backend: str
+    status: BackendStatus
+    items: tuple[MemoryItem, ...] = ()
+    elapsed_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+
+@attrs.frozen
+class Briefing:
+    """The composed briefing for one topic."""
+
+    topic: str
+    markdown: str
+    items: tuple[MemoryItem, ...]
+    backends: Mapping[str, BackendResult]
+    elapsed_ms: float
+    folders: tuple[str, ...] = ()
+    content_hash: str = ""
+    generated_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class SpawnRequest:
+    """A validated request to start one agent (output of pipeline step 1)."""
+
+    topic: str
+    folder: str
+    name: str
+    host: str = "claude-code"
+    terminal: str = "tmux"
+    nudge: bool = True
+
+
+@attrs.frozen
+class ScreenVerdict:
+    """A readiness detector's reading of one screen capture."""
+
+    state: ScreenState
+    reason: str | None = None
+    detector: str = ""
+
+
+@attrs.frozen
+class AgentRecord:
+    """One agent pao started, as kept in the registry."""
+
+    name: str
+    folder: str
+    topic: str
+    host: str
+    terminal: str
+    target: str
+    state: AgentState = "starting"
+    pid: int | None = None
+    session_id: str | None = None
+    briefing_hash: str | None = None
+    created_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
+    updated_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
+    extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+
+
+@attrs.frozen
+class BriefingContext:
+    """What briefing sections render from: the topic and the fused, budgeted items."""
+
+    topic: str
+    folders: tuple[str, ...]
+    items: tuple[MemoryItem, ...]
+    backends: Mapping[str, BackendResult]
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = make_converter(forbid_extra_keys=True)
+    conv.register_unstructure_hook(dt.datetime, lambda value: value.isoformat())
+    conv.register_structure_hook(dt.datetime, lambda value, _: dt.datetime.fromisoformat(value))
+    return conv
+
+
+converter: cattrs.Converter = _make_converter()
+"""The one converter for JSON state and config (datetimes as ISO 8601 strings)."""

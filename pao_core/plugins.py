@@ -1,0 +1,226 @@
+"""The plugin manager: entry points loaded once, default plugins registered explicitly.
+
+Plugins are found through the ``pao`` entry-point group. ``PAO_LOAD_PLUGINS`` (a
+comma list of distribution names; set but empty loads none) limits which are
+loaded, ``PAO_DISABLE_PLUGINS`` (distribution or plugin names) blocks some. A plugin
+that fails to import, or whose hook raises, is recorded and reported by
+``pao plugins``; the others keep working.
+
+Call sites use one typed method per hook on :class:`Plugins`, which calls each
+implementation separately so one failing plugin cannot take the others down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+import attrs
+import pluggy
+
+from pao_core import hookspecs
+
+if TYPE_CHECKING:
+    import argparse
+
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+    from pao_core.models import AgentRecord, Briefing
+
+ENTRY_POINT_GROUP = "pao"
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "pao_core.commands.info",
+    "pao_core.commands.brief",
+)
+"""Modules of pao_core registered as plugins on every run, in this order."""
+
+
+@attrs.frozen
+class PluginFailure:
+    """A plugin that could not be loaded, or one of whose hooks raised."""
+
+    plugin: str
+    stage: str
+    error: str
+
+
+@attrs.frozen
+class PluginSource:
+    """Where a loaded plugin came from."""
+
+    distribution: str | None
+    version: str | None
+    default: bool = False
+
+
+@attrs.define
+class Plugins:
+    """The loaded plugins of one ``pao`` process, and one typed method per hook."""
+
+    manager: pluggy.PluginManager
+    sources: dict[str, PluginSource] = attrs.field(factory=dict)
+    failures: list[PluginFailure] = attrs.field(factory=list)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
+
+    # -- hooks, one method each --------------------------------------------------
+
+    def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+        self.call_each("pao_add_commands", subparsers=subparsers, config=config)
+
+    def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
+        return self._collect("pao_memory_backends", config=config)
+
+    def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
+        return self._collect("pao_briefing_sections", config=config)
+
+    def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
+        self.call_each("pao_briefing_written", briefing=briefing, folder=folder, path=path)
+
+    def host_agents(self, config: PaoConfig) -> list[HostAgent]:
+        return self._collect("pao_host_agents", config=config)
+
+    def terminal_drivers(self, config: PaoConfig) -> list[TerminalDriver]:
+        return self._collect("pao_terminal_drivers", config=config)
+
+    def readiness_detectors(self, config: PaoConfig) -> list[ReadinessDetector]:
+        return self._collect("pao_readiness_detectors", config=config)
+
+    def agent_spawned(self, record: AgentRecord) -> None:
+        self.call_each("pao_agent_spawned", record=record)
+
+    # -- machinery -----------------------------------------------------------------
+
+    def record_failure(self, plugin: str, stage: str, exc: BaseException) -> None:
+        with self._lock:
+            self.failures.append(PluginFailure(plugin, stage, _one_line(exc)))
+
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call every implementation of a hook, isolating failures; return the results."""
+        results = []
+        caller = getattr(self.manager.hook, hook_name)
+        # pluggy calls implementations last-registered first; keep that order.
+        for impl in reversed(caller.get_hookimpls()):
+            try:
+                result = impl.function(*(kwargs[name] for name in impl.argnames))
+            except Exception as exc:  # a plugin's bug must not break the others
+                self.record_failure(impl.plugin_name, hook_name, exc)
+                continue
+            if result is not None:
+                results.append((impl.plugin_name, result))
+        return results
+
+    def _collect(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        objects = []
+        for plugin_name, result in self.call_each(hook_name, **kwargs):
+            try:
+                objects.extend(result)
+            except TypeError as exc:
+                self.record_failure(plugin_name, hook_name, TypeError(f"returned {type(result).__name__}, not an iterable: {exc}"))
+        return objects
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every registered plugin with its source and the hooks it implements."""
+        rows = []
+        for name, plugin in self.manager.list_name_plugin():
+            if plugin is None:
+                continue
+            source = self.sources.get(name, PluginSource(None, None))
+            hooks = sorted(impl_name for impl_name in _implemented_hooks(self.manager, plugin))
+            rows.append(
+                {
+                    "name": name,
+                    "distribution": source.distribution,
+                    "version": source.version,
+                    "default": source.default,
+                    "hooks": hooks,
+                }
+            )
+        return rows
+
+
+def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterable[str]:
+    for caller in manager.get_hookcallers(plugin) or ():
+        yield caller.name
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+def _env_list(environ: Mapping[str, str], name: str) -> set[str] | None:
+    if name not in environ:
+        return None
+    return {part.strip() for part in environ[name].split(",") if part.strip()}
+
+
+def _normalise(dist_name: str) -> str:
+    return dist_name.lower().replace("_", "-").replace(".", "-")
+
+
+def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
+    """Make a plugin manager, register the defaults, load entry points (once)."""
+    env = os.environ if environ is None else environ
+    manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    manager.add_hookspecs(hookspecs)
+    plugins = Plugins(manager)
+    for module_name in DEFAULT_PLUGINS:
+        module = importlib.import_module(module_name)
+        manager.register(module, name=module_name)
+        plugins.sources[module_name] = PluginSource("pao-core", _version("pao-core"), default=True)
+
+    wanted = _env_list(env, "PAO_LOAD_PLUGINS")
+    disabled = _env_list(env, "PAO_DISABLE_PLUGINS") or set()
+    wanted_norm = {_normalise(n) for n in wanted} if wanted is not None else None
+    disabled_norm = {_normalise(n) for n in disabled}
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist.name if entry_point.dist else None
+        dist_norm = _normalise(dist) if dist else ""
+        if wanted_norm is not None and dist_norm not in wanted_norm:
+            continue
+        if dist_norm in disabled_norm or _normalise(entry_point.name) in disabled_norm:
+            manager.set_blocked(entry_point.name)
+            continue
+        if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name):
+            continue
+        try:
+            plugin = entry_point.load()
+            manager.register(plugin, name=entry_point.name)
+        except Exception as exc:  # a broken plugin is reported, the rest still load
+            manager.set_blocked(entry_point.name)
+            plugins.failures.append(PluginFailure(entry_point.name, "load", _one_line(exc)))
+            continue
+        plugins.sources[entry_point.name] = PluginSource(dist, entry_point.dist.version if entry_point.dist else None)
+    manager.check_pending()
+    return plugins
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+_current: Plugins | None = None
+_current_lock = threading.Lock()
+
+
+def get_plugins() -> Plugins:
+    """The process-wide plugins, built on first use."""
+    global _current
+    with _current_lock:
+        if _current is None:
+            _current = build_plugins()
+        return _current
+
+
+def reset_plugins() -> None:
+    """Forget the process-wide plugins (tests, or after changing PAO_LOAD_PLUGINS)."""
+    global _current
+    with _current_lock:
+        _current = None

@@ -1,0 +1,1 @@
+"""pao plugin: Conversation-history memory backend: JSON-RPC over HTTP client, local transcript index."""

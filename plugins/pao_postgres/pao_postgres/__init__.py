@@ -1,0 +1,1 @@
+"""pao plugin: Longterm memory backend: PostgreSQL full-text search, embedded SQLite default."""

@@ -1,0 +1,1 @@
+"""pao plugin: Terminal driver: macOS Terminal.app (appscript)."""
