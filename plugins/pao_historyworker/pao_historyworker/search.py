@@ -49,8 +49,11 @@ class Tuning:
     """The knobs of ranking and the floor (measured on the eval dev split, see benches/)."""
 
     min_coverage: float = 0.35
-    relative_floor: float = 0.3
+    relative_floor: float = 0.5
     candidates: int = 200
+    session_weight: float = 0.5
+    """Siblings of a hit (the other exchanges of its session) rank after the hits at
+    this share of their session's best score; 0 turns session expansion off."""
 
 
 def query_words(topic: str) -> list[str]:
@@ -117,7 +120,35 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
         if sum(idf[t] for t in matched.get(rowid, ())) / whole >= tuning.min_coverage
         and score >= tuning.relative_floor * best
     ]
+    if tuning.session_weight > 0:
+        kept = _with_session_siblings(conn, kept, limit, tuning.session_weight)
     return _items(conn, kept[:limit])
+
+
+def _with_session_siblings(
+    conn: sqlite3.Connection, kept: list[tuple[int, float]], limit: int, weight: float
+) -> list[tuple[int, float]]:
+    """Add the other exchanges of the hits' sessions after the hits.
+
+    A session is usually one task, and its follow-up turns ("who picks the key?")
+    rarely repeat the topic's words, so they are found through their session.
+    """
+    if len(kept) >= limit:
+        return kept
+    hits = {rowid for rowid, _ in kept}
+    marks = ",".join("?" * len(kept))
+    session_of = dict(conn.execute(f"SELECT rowid, session_id FROM exchanges WHERE rowid IN ({marks})", list(hits)))
+    best: dict[str, float] = {}
+    for rowid, score in kept:
+        best.setdefault(session_of[rowid], score)
+    sessions = list(best)
+    marks = ",".join("?" * len(sessions))
+    siblings = conn.execute(
+        f"SELECT rowid, session_id FROM exchanges WHERE session_id IN ({marks}) ORDER BY start_offset", sessions
+    ).fetchall()
+    extra = [(rowid, best[session] * weight) for rowid, session in siblings if rowid not in hits]
+    extra.sort(key=lambda row: -row[1])  # stable: by session rank, then position in the session
+    return kept + extra
 
 
 def _matched_terms(conn: sqlite3.Connection, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, set[str]]:

@@ -76,6 +76,12 @@ class HistoryHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the first stdout line belongs to PAO_HISTORY_URL
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the stdlib detects (a malformed request line, bad headers) as JSON-RPC errors too."""
+        self.close_connection = True
+        reason = message or HTTPStatus(code).phrase
+        self._send(HTTPStatus(code), wire.error_body(None, wire.INVALID_REQUEST, reason))
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         self._send(HTTPStatus.METHOD_NOT_ALLOWED, wire.error_body(None, wire.INVALID_REQUEST, "use POST"))
 
