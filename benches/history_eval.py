@@ -38,7 +38,7 @@ def load(eval_dir: Path, split: str) -> tuple[list[dict], dict[str, dict]]:
 
 
 def score(queries: list[dict], labels: dict[str, dict], answers: dict[str, list], latencies: list[float]) -> dict:
-    precisions, recalls, ood_counts, sizes = [], [], [], []
+    precisions, strict, recalls, ood_counts, sizes = [], [], [], [], []
     rows = []
     for query in queries:
         items = answers[query["qid"]]
@@ -47,12 +47,13 @@ def score(queries: list[dict], labels: dict[str, dict], answers: dict[str, list]
             ood_counts.append(len(items))
             rows.append((query["qid"], "ood", len(items), None, None))
             continue
-        good = 0
+        good = exact = 0
         covered: set[str] = set()
         for item in items:
             label = labels.get(item.id)
             if label and label["domain"] == query["domain"]:
                 good += 1
+                exact += label["subtopic"] == query["subtopic"]
             session = item.meta["session_id"]
             for uuid in item.meta["uuids"]:
                 line = labels.get(f"msg:{session}:{uuid}")
@@ -64,6 +65,7 @@ def score(queries: list[dict], labels: dict[str, dict], answers: dict[str, list]
         precision = good / len(items) if items else None
         if precision is not None:
             precisions.append(precision)
+            strict.append(exact / len(items))
         if recall is not None:
             recalls.append(recall)
         rows.append((query["qid"], query["style"], len(items), precision, recall))
@@ -71,6 +73,7 @@ def score(queries: list[dict], labels: dict[str, dict], answers: dict[str, list]
     return {
         "queries": len(queries),
         "precision": round(statistics.mean(precisions), 3) if precisions else None,
+        "subtopic_precision": round(statistics.mean(strict), 3) if strict else None,
         "in_domain_with_items": len(precisions),
         "in_domain_with_message_labels": len(recalls),
         "recall_at_10": round(statistics.mean(recalls), 3) if recalls else None,
@@ -90,9 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-coverage", type=float, default=Tuning().min_coverage)
     parser.add_argument("--relative-floor", type=float, default=Tuning().relative_floor)
     parser.add_argument("--session-weight", type=float, default=Tuning().session_weight)
+    parser.add_argument("--coverage-power", type=float, default=Tuning().coverage_power)
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per query")
     args = parser.parse_args(argv)
-    tuning = attrs.evolve(Tuning(), min_coverage=args.min_coverage, relative_floor=args.relative_floor, session_weight=args.session_weight
+    tuning = attrs.evolve(Tuning(), min_coverage=args.min_coverage, relative_floor=args.relative_floor, session_weight=args.session_weight,
+        coverage_power=args.coverage_power,
     )
     queries, labels = load(args.eval, args.split)
     with tempfile.TemporaryDirectory() as tmp:

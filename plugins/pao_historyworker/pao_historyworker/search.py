@@ -49,9 +49,12 @@ class Tuning:
     """The knobs of ranking and the floor (measured on the eval dev split, see benches/)."""
 
     min_coverage: float = 0.35
-    relative_floor: float = 0.5
+    relative_floor: float = 0.3
     candidates: int = 200
     session_weight: float = 0.5
+    coverage_power: float = 2.0
+    """Hits are ranked by bm25 x coverage ** this: a hit with the topic's rare words beats
+    one that repeats a common word often."""
     """Siblings of a hit (the other exchanges of its session) rank after the hits at
     this share of their session's best score; 0 turns session expansion off."""
 
@@ -113,12 +116,13 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
     scores = dict(rows)
     matched = _matched_terms(conn, terms, list(scores))
     whole = sum(idf.values())
-    best = rows[0][1]
+    coverage = {rowid: sum(idf[t] for t in matched.get(rowid, ())) / whole for rowid in scores}
+    ranked = sorted(((rowid, score * coverage[rowid] ** tuning.coverage_power) for rowid, score in rows), key=lambda r: -r[1])
+    best = ranked[0][1]
     kept = [
         (rowid, score)
-        for rowid, score in rows
-        if sum(idf[t] for t in matched.get(rowid, ())) / whole >= tuning.min_coverage
-        and score >= tuning.relative_floor * best
+        for rowid, score in ranked
+        if coverage[rowid] >= tuning.min_coverage and score >= tuning.relative_floor * best
     ]
     if tuning.session_weight > 0:
         kept = _with_session_siblings(conn, kept, limit, tuning.session_weight)
@@ -146,7 +150,8 @@ def _with_session_siblings(
     siblings = conn.execute(
         f"SELECT rowid, session_id FROM exchanges WHERE session_id IN ({marks}) ORDER BY start_offset", sessions
     ).fetchall()
-    extra = [(rowid, best[session] * weight) for rowid, session in siblings if rowid not in hits]
+    lowest_hit = kept[-1][1]  # siblings rank after every hit, so scores stay in rank order
+    extra = [(rowid, min(best[session] * weight, lowest_hit)) for rowid, session in siblings if rowid not in hits]
     extra.sort(key=lambda row: -row[1])  # stable: by session rank, then position in the session
     return kept + extra
 
