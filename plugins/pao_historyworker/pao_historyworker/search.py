@@ -137,7 +137,7 @@ def _with_session_siblings(
     A session is usually one task, and its follow-up turns ("who picks the key?")
     rarely repeat the topic's words, so they are found through their session.
     """
-    if len(kept) >= limit:
+    if not kept or len(kept) >= limit:
         return kept
     hits = {rowid for rowid, _ in kept}
     marks = ",".join("?" * len(kept))
