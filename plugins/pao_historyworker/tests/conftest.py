@@ -12,15 +12,18 @@ from typing import Iterator
 
 import pytest
 
-EVAL_TRANSCRIPTS = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "transcripts"
+REPO = Path(__file__).resolve().parents[3]
+EVAL_CORPORA = (REPO / "tests" / "data" / "eval", REPO.parent / "shared" / "eval")
+"""The project's copy of the eval corpus, else the shared one next to the repository."""
 PAO = str(Path(sys.executable).with_name("pao"))
 
 
 def _eval_transcripts() -> Path:
-    for candidate in (Path(os.environ.get("PAO_EVAL_DIR", "")) / "transcripts", EVAL_TRANSCRIPTS.resolve()):
-        if candidate.is_dir():
-            return candidate
-    raise RuntimeError("the eval transcripts (shared/eval/transcripts) are missing; set PAO_EVAL_DIR")
+    given = [Path(os.environ["PAO_EVAL_DIR"])] if os.environ.get("PAO_EVAL_DIR") else []
+    for corpus in (*given, *EVAL_CORPORA):
+        if (corpus / "transcripts").is_dir():
+            return corpus / "transcripts"
+    raise RuntimeError("the eval corpus (tests/data/eval or ../shared/eval) is missing; set PAO_EVAL_DIR")
 
 
 @pytest.fixture
