@@ -305,3 +305,18 @@ def _render(path: tuple) -> str:
         else:
             text += f".{step}"
     return text
+
+
+@attrs.define
+class FakeClock:
+    """A monotonic clock that only moves when something sleeps; remembers the sleeps."""
+
+    now: float = 1000.0
+    sleeps: list[float] = attrs.field(factory=list)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
