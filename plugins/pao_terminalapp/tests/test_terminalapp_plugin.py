@@ -16,7 +16,6 @@ from pao_terminalapp import hooks
 from pao_terminalapp.bridge import macos_reason
 from pao_terminalapp.driver import TerminalAppOptions
 
-PAO = str(Path(sys.executable).with_name("pao"))
 
 
 def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.CompletedProcess[str]:
@@ -29,7 +28,8 @@ def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.Complete
         "PAO_CONFIG": str(config_file),
         "PAO_LOAD_PLUGINS": "pao-terminalapp",
     }
-    return subprocess.run([PAO, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+    env.pop("PAO_DISABLE_PLUGINS", None)
+    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env, timeout=60, check=False)
 
 
 def terminalapp_row(report: dict) -> dict:
@@ -67,6 +67,7 @@ def test_a_bad_option_is_reported_with_file_and_key(tmp_path: Path) -> None:
     assert "config.toml" in failure["error"] and "terminals.terminalapp.open_in" in failure["error"]
 
 
+@pytest.mark.hook("pao_terminal_drivers")
 def test_options_come_from_the_terminals_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config_file = tmp_path / "config.toml"
     config_file.write_text(
