@@ -151,6 +151,10 @@ def talking_to(app_label: str, window_id: int | None = None) -> Iterator[None]:
         raise apple_error(app_label, number, message, window_id) from None
 
 
+def terminal_not_running() -> NotRunning:
+    return NotRunning(f"{TERMINAL} is not running (it was quit?): the agent's tab is gone; spawn the agent again")
+
+
 def apple_error(app_label: str, number: int, message: str, window_id: int | None) -> TerminalAppError:
     """The one-line error for Apple event error ``number`` from ``app_label``."""
     if number in _AUTOMATION_DENIED:
@@ -164,7 +168,7 @@ def apple_error(app_label: str, number: int, message: str, window_id: int | None
             "System Settings > Privacy & Security > Accessibility, then retry"
         )
     if number in _NOT_RUNNING:
-        return NotRunning(f"{TERMINAL} is not running (it was quit?): the agent's tab is gone; spawn the agent again")
+        return terminal_not_running()
     if app_label == TERMINAL and number in _NO_SUCH_OBJECT:
         if window_id is None:
             return TabGone(f"{TERMINAL} closed the new window before pao could find it: spawn the agent again")

@@ -30,6 +30,7 @@ from pao_terminalapp.bridge import (
     connect_appscript,
     macos_reason,
     talking_to,
+    terminal_not_running,
 )
 from pao_terminalapp.keys import KeyStroke, key_stroke
 from pao_terminalapp.launch import launch_script
@@ -185,20 +186,24 @@ class TerminalAppDriver:
         apps = self._session()
         self.paste_times.pop(target)
         try:
+            self._locate(apps, address)
+            apps.ttys.end(address.device, self.options.kill_grace)
+            # Found again: the profile may have closed the tab when its shell ended, moving the others.
             window, tab = self._locate(apps, address)
-        except (TabGone, NotRunning):
-            return
-        apps.ttys.end(address.device, self.options.kill_grace)
-        try:
             with talking_to(TERMINAL, address.window_id):
                 if window.tabs.count() <= 1:
                     window.close()
                     return
-            # Terminal.app cannot close a single tab by Apple event: Cmd-W on it, once in front.
+            # Terminal.app cannot close one tab by Apple event: Cmd-W, once it is in front and selected.
             self._focus(apps, address.window_id, window, tab)
+            with talking_to(TERMINAL, address.window_id):
+                if window.selected_tab.tty.get() != address.device:
+                    raise TerminalAppError(
+                        f"could not select the agent's tab in {TERMINAL} window {address.window_id}: close it by hand"
+                    )
             self._send(apps, KeyStroke(char="w", modifier="command_down"))
-        except TabGone:
-            return  # the profile closes tabs whose shell ended: already gone
+        except (TabGone, NotRunning):
+            return  # already gone
 
     # -- steps -------------------------------------------------------------------------
 
@@ -238,7 +243,7 @@ class TerminalAppDriver:
         with talking_to(TERMINAL, address.window_id):
             # Asking a quit Terminal.app anything would launch it again.
             if not terminal.isrunning():
-                raise NotRunning(f"{TERMINAL} is not running (it was quit?): the agent's tab is gone; spawn the agent again")
+                raise terminal_not_running()
             window = terminal.windows.ID(address.window_id)
             devices = window.tabs.tty.get()
         if address.device not in devices:

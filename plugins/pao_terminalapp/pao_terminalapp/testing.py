@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from pao_terminalapp.bridge import MacApps
+from pao_terminalapp.driver import PasteTimes, TerminalAppDriver, TerminalAppOptions
 
 KEYS = types.SimpleNamespace(command_down="command_down", control_down="control_down", option_down="option_down")
 
@@ -158,9 +159,12 @@ class _Ttys:
     def end(self, tty: str, grace: float) -> list[int]:
         self.mac._record(f"ttys.end({tty!r}, grace={grace})")
         for window in self.mac.windows:
-            for tab in window.tabs:
+            for tab in list(window.tabs):
                 if tab.tty == tty:
                     tab.processes = []
+                    if self.mac.close_ended_tabs:  # the profile's "When the shell exits: Close"
+                        window.tabs.remove(tab)
+                        window.selected = 1
         return [4242]
 
 
@@ -172,6 +176,7 @@ class FakeMac:
     running: bool = True
     frontmost: bool = False
     focus_thief: bool = False
+    close_ended_tabs: bool = False
     clipboard: str = "the user's clipboard"
     calls: list[str] = attrs.field(factory=list)
     fail: dict[str, tuple[FakeCommandError, bool]] = attrs.field(factory=dict)
@@ -238,6 +243,8 @@ class FakeMac:
         return node
 
     def _step(self, node: Any, step: Any) -> Any:
+        if isinstance(node, _Property) and node.name == "selected_tab":
+            node = node.owner.tabs[node.owner.selected - 1]
         if isinstance(node, _Collection):
             if isinstance(step, tuple) and step[0] == "index":
                 if not 1 <= step[1] <= len(node.items):
@@ -320,3 +327,40 @@ class FakeClock:
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
+
+
+@attrs.define
+class FakeRig:
+    """A driver wired to a :class:`FakeMac` and a :class:`FakeClock`."""
+
+    mac: FakeMac
+    clock: FakeClock
+    driver: TerminalAppDriver
+
+    def spawned(self, name: str = "web") -> str:
+        target = self.driver.spawn(name, "/work/web", ["claude"], {})
+        self.mac.calls.clear()
+        return target
+
+    def log_sleeps(self) -> None:
+        """Put the driver's sleeps into the call log, to check what they come before."""
+
+        def sleep(seconds: float) -> None:
+            self.mac.calls.append(f"sleep({seconds:.3f})")
+            self.clock.sleep(seconds)
+
+        self.driver.sleep = sleep
+
+
+def fake_rig(**options: Any) -> FakeRig:
+    """A :class:`FakeRig` whose driver has these ``TerminalAppOptions``."""
+    mac, clock = FakeMac(), FakeClock()
+    driver = TerminalAppDriver(
+        TerminalAppOptions(**options),
+        connect=lambda: mac.apps,
+        probe=lambda: None,
+        clock=clock,
+        sleep=clock.sleep,
+        paste_times=PasteTimes(),
+    )
+    return FakeRig(mac, clock, driver)

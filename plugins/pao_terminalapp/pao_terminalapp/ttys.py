@@ -18,6 +18,9 @@ import attrs
 from pao_terminalapp.bridge import TerminalAppError
 
 
+SIGKILL_WAIT = 2.0
+
+
 @attrs.frozen
 class PsTtyProcesses:
     """Finds a tty's processes with ``ps -t`` and signals them."""
@@ -53,11 +56,17 @@ class PsTtyProcesses:
         """SIGHUP the tty's processes, SIGKILL the survivors after ``grace`` seconds."""
         pids = self.pids(tty)
         _signal_all(pids, signal.SIGHUP)
-        deadline = self.clock() + grace
+        left = self._wait_gone(tty, grace)
+        if left:
+            _signal_all(left, signal.SIGKILL)
+            self._wait_gone(tty, SIGKILL_WAIT)  # delivery takes a moment; the tab closes cleanly after
+        return pids
+
+    def _wait_gone(self, tty: str, seconds: float) -> list[int]:
+        deadline = self.clock() + seconds
         while (left := self.pids(tty)) and self.clock() < deadline:
             self.sleep(self.poll)
-        _signal_all(left, signal.SIGKILL)
-        return pids
+        return left
 
 
 def _signal_all(pids: list[int], signum: int) -> None:

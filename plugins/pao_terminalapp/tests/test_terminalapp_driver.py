@@ -1,18 +1,16 @@
 """The Terminal.app driver against the recording fake of its seam (Terminal.app needs a Mac).
 
-Each test checks the exact appscript / System Events / clipboard calls the driver makes,
-or the one-line error a Mac user would get.
+Each test checks the exact appscript / System Events / clipboard calls the driver makes.
+Failures and their messages: test_terminalapp_errors.py.
 """
 
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from pao_core.contracts import TerminalDriver
-from pao_core.errors import PaoError, ValidationError
-from pao_terminalapp.driver import PASTE_TIMES, PasteTimes, TerminalAppDriver, TerminalAppOptions
-from pao_terminalapp.testing import FakeClock, FakeMac
+from pao_terminalapp.driver import PASTE_TIMES, TerminalAppDriver
+from pao_terminalapp.testing import FakeClock, FakeMac, FakeRig, fake_rig
 
 FOCUS = [
     "Terminal.activate()",
@@ -25,51 +23,17 @@ LOCATE = ["Terminal.isrunning()", "Terminal.windows.ID(4242).tabs.tty.get()"]
 CLIPBOARD_BEFORE = "the user's clipboard"
 
 
-@attrs.define
-class Rig:
-    mac: FakeMac
-    clock: FakeClock
-    driver: TerminalAppDriver
-
-    def spawned(self, name: str = "web") -> str:
-        target = self.driver.spawn(name, "/work/web", ["claude"], {})
-        self.mac.calls.clear()
-        return target
-
-    def log_sleeps(self) -> None:
-        """Put the driver's sleeps into the call log, to check what they come before."""
-
-        def sleep(seconds: float) -> None:
-            self.mac.calls.append(f"sleep({seconds:.3f})")
-            self.clock.sleep(seconds)
-
-        self.driver.sleep = sleep
-
-
-def make_rig(**options: object) -> Rig:
-    mac, clock = FakeMac(), FakeClock()
-    driver = TerminalAppDriver(
-        TerminalAppOptions(**options),  # type: ignore[arg-type]
-        connect=lambda: mac.apps,
-        probe=lambda: None,
-        clock=clock,
-        sleep=clock.sleep,
-        paste_times=PasteTimes(),
-    )
-    return Rig(mac, clock, driver)
-
-
 @pytest.fixture
-def rig() -> Rig:
-    return make_rig()
+def rig() -> FakeRig:
+    return fake_rig()
 
 
-def test_driver_follows_the_contract(rig: Rig) -> None:
+def test_driver_follows_the_contract(rig: FakeRig) -> None:
     assert isinstance(rig.driver, TerminalDriver)
     assert rig.driver.name == "terminalapp"
 
 
-def test_spawn_opens_a_window_and_returns_its_address(rig: Rig) -> None:
+def test_spawn_opens_a_window_and_returns_its_address(rig: FakeRig) -> None:
     target = rig.driver.spawn("web", "/work/web", ["claude", "--verbose"], {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
 
     assert target == "4242/1/ttys003"
@@ -86,7 +50,7 @@ def test_spawn_opens_a_window_and_returns_its_address(rig: Rig) -> None:
 
 
 def test_spawn_finds_the_new_window_among_others() -> None:
-    rig = make_rig(title=False)
+    rig = fake_rig(title=False)
     rig.mac.new_window()
     rig.mac.new_window()
     rig.mac.calls.clear()
@@ -98,7 +62,7 @@ def test_spawn_finds_the_new_window_among_others() -> None:
 
 
 def test_spawn_in_a_tab_of_the_front_window() -> None:
-    rig = make_rig(open_in="tab")
+    rig = fake_rig(open_in="tab")
     rig.mac.new_window()
     rig.mac.calls.clear()
 
@@ -122,7 +86,7 @@ def test_spawn_in_a_tab_of_the_front_window() -> None:
 
 
 def test_spawn_in_tab_mode_opens_a_window_when_none_is_open() -> None:
-    rig = make_rig(open_in="tab")
+    rig = fake_rig(open_in="tab")
 
     assert rig.driver.spawn("web", "/work/web", ["claude"], {}) == "4242/1/ttys003"
     assert rig.mac.calls[:3] == [
@@ -132,7 +96,7 @@ def test_spawn_in_tab_mode_opens_a_window_when_none_is_open() -> None:
     ]
 
 
-def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(rig: Rig) -> None:
+def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.log_sleeps()
 
@@ -160,7 +124,7 @@ def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(
 
 
 def test_press_waits_until_the_configured_delay_has_passed_since_the_paste() -> None:
-    rig = make_rig(paste_delay=2.0, clipboard_hold=0.0)
+    rig = fake_rig(paste_delay=2.0, clipboard_hold=0.0)
     target = rig.spawned()
     rig.driver.paste(target, "x")
     rig.clock.sleep(0.5)  # the core polled the screen meanwhile
@@ -174,7 +138,7 @@ def test_press_waits_until_the_configured_delay_has_passed_since_the_paste() -> 
     assert all(seconds < 0.1 for seconds in rig.clock.sleeps)
 
 
-def test_press_does_not_wait_when_the_delay_already_passed(rig: Rig) -> None:
+def test_press_does_not_wait_when_the_delay_already_passed(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.driver.paste(target, "x")
     rig.clock.sleep(3.0)
@@ -212,73 +176,22 @@ def test_the_paste_delay_holds_across_driver_objects() -> None:
         ("M-b", "System Events.keystroke('b', using=option_down)"),
     ],
 )
-def test_press_sends_named_keys(rig: Rig, key: str, call: str) -> None:
+def test_press_sends_named_keys(rig: FakeRig, key: str, call: str) -> None:
     target = rig.spawned()
     rig.driver.press(target, key)
     assert rig.mac.calls == [*LOCATE, *FOCUS, call]
 
 
-def test_clipboard_is_restored_when_the_keystroke_is_refused(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.fail_on("System Events.keystroke", -1719, "System Events got an error: osascript is not allowed assistive access.")
-
-    with pytest.raises(PaoError, match=r"Privacy & Security > Accessibility"):
-        rig.driver.paste(target, "secret text")
-
-    assert rig.mac.clipboard == CLIPBOARD_BEFORE
-    assert rig.mac.calls[-1] == f"clipboard.set({CLIPBOARD_BEFORE!r})"
-
-
-def test_clipboard_is_restored_when_the_window_cannot_come_to_the_front(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.focus_thief = True
-
-    with pytest.raises(PaoError, match=r"could not bring Terminal.app window 4242 to the front"):
-        rig.driver.paste(target, "secret text")
-
-    assert rig.mac.clipboard == CLIPBOARD_BEFORE
-    assert not any("keystroke" in call for call in rig.mac.calls)  # nothing typed into another app
-
-
-def test_clipboard_is_restored_when_the_paste_is_interrupted(rig: Rig) -> None:
-    target = rig.spawned()
-
-    def interrupted(seconds: float) -> None:
-        raise KeyboardInterrupt
-
-    rig.driver.sleep = interrupted
-    with pytest.raises(KeyboardInterrupt):
-        rig.driver.paste(target, "secret text")
-    assert rig.mac.clipboard == CLIPBOARD_BEFORE
-
-
-def test_a_clipboard_that_cannot_be_restored_is_reported(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.fail_on(f"clipboard.set({CLIPBOARD_BEFORE!r})", -1, "pasteboard busy")
-
-    with pytest.raises(PaoError, match=r"^pasted, but could not restore your clipboard"):
-        rig.driver.paste(target, "x")
-
-
-def test_clipboard_is_untouched_when_the_window_was_closed(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.windows.clear()
-
-    with pytest.raises(PaoError, match=r"window 4242 was closed \(by the user\?\).*spawn the agent again"):
-        rig.driver.paste(target, "x")
-    assert not any(call.startswith("clipboard") for call in rig.mac.calls)
-
-
 def test_read_returns_the_visible_contents_or_the_history() -> None:
     for option, expected in (("contents", "hello\n"), ("history", "(scrollback)\nhello\n")):
-        rig = make_rig(read=option)
+        rig = fake_rig(read=option)
         target = rig.spawned()
         rig.mac.windows[0].tabs[0].contents = "hello\n"
         assert rig.driver.read(target) == expected
         assert rig.mac.calls == [*LOCATE, f"Terminal.windows.ID(4242).tabs[1].{option}.get()"]
 
 
-def test_the_tab_is_found_by_its_tty_after_tabs_before_it_closed(rig: Rig) -> None:
+def test_the_tab_is_found_by_its_tty_after_tabs_before_it_closed(rig: FakeRig) -> None:
     window = rig.mac.new_window()
     window.tabs.append(rig.mac.new_tab())
     target = f"{window.id}/2/{window.tabs[1].tty.removeprefix('/dev/')}"
@@ -289,7 +202,7 @@ def test_the_tab_is_found_by_its_tty_after_tabs_before_it_closed(rig: Rig) -> No
     assert rig.mac.calls[-1] == f"Terminal.windows.ID({window.id}).tabs[1].contents.get()"
 
 
-def test_is_alive(rig: Rig) -> None:
+def test_is_alive(rig: FakeRig) -> None:
     target = rig.spawned()
     assert rig.driver.is_alive(target) is True
     assert rig.mac.calls == [*LOCATE, "Terminal.windows.ID(4242).tabs[1].processes.get()"]
@@ -298,7 +211,7 @@ def test_is_alive(rig: Rig) -> None:
     assert rig.driver.is_alive(target) is False
 
 
-def test_is_alive_is_false_when_the_tab_or_window_is_gone(rig: Rig) -> None:
+def test_is_alive_is_false_when_the_tab_or_window_is_gone(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.mac.windows[0].tabs.append(rig.mac.new_tab())
     del rig.mac.windows[0].tabs[0]
@@ -307,7 +220,7 @@ def test_is_alive_is_false_when_the_tab_or_window_is_gone(rig: Rig) -> None:
     assert rig.driver.is_alive(target) is False
 
 
-def test_is_alive_does_not_relaunch_a_quit_terminal(rig: Rig) -> None:
+def test_is_alive_does_not_relaunch_a_quit_terminal(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.mac.running = False
     assert rig.driver.is_alive(target) is False
@@ -315,12 +228,13 @@ def test_is_alive_does_not_relaunch_a_quit_terminal(rig: Rig) -> None:
     assert rig.mac.running is False
 
 
-def test_kill_ends_the_processes_then_closes_a_one_tab_window(rig: Rig) -> None:
+def test_kill_ends_the_processes_then_closes_a_one_tab_window(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.driver.kill(target)
     assert rig.mac.calls == [
         *LOCATE,
         "ttys.end('/dev/ttys003', grace=3.0)",
+        *LOCATE,
         "Terminal.windows.ID(4242).tabs.count()",
         "Terminal.windows.ID(4242).close()",
     ]
@@ -328,7 +242,7 @@ def test_kill_ends_the_processes_then_closes_a_one_tab_window(rig: Rig) -> None:
 
 
 def test_kill_closes_only_its_own_tab_in_a_shared_window() -> None:
-    rig = make_rig(open_in="tab")
+    rig = fake_rig(open_in="tab")
     user_window = rig.mac.new_window()
     user_window.tabs[0].contents = "the user's work"
     target = rig.spawned()
@@ -336,116 +250,38 @@ def test_kill_closes_only_its_own_tab_in_a_shared_window() -> None:
 
     rig.driver.kill(target)
 
-    assert rig.mac.calls[:4] == [
-        "Terminal.isrunning()",
-        "Terminal.windows.ID(4242).tabs.tty.get()",
+    assert rig.mac.calls == [
+        *LOCATE,
         "ttys.end('/dev/ttys004', grace=3.0)",
+        *LOCATE,
         "Terminal.windows.ID(4242).tabs.count()",
+        "Terminal.activate()",
+        "Terminal.windows.ID(4242).index.set(1)",
+        "Terminal.windows.ID(4242).selected_tab.set(app('Terminal').windows.ID(4242).tabs[2])",
+        "Terminal.frontmost.get()",
+        "Terminal.windows[1].id.get()",
+        "Terminal.windows.ID(4242).selected_tab.tty.get()",
+        "System Events.keystroke('w', using=command_down)",
     ]
-    assert rig.mac.calls[-1] == "System Events.keystroke('w', using=command_down)"
     assert [tab.contents for tab in user_window.tabs] == ["the user's work"]
 
 
-def test_kill_of_a_gone_agent_does_nothing(rig: Rig) -> None:
+def test_kill_leaves_the_other_tabs_when_the_profile_already_closed_the_agents() -> None:
+    rig = fake_rig(open_in="tab")
+    user_window = rig.mac.new_window()
+    target = rig.spawned()
+    rig.mac.close_ended_tabs = True
+
+    rig.driver.kill(target)
+
+    assert rig.mac.calls[-2:] == ["Terminal.isrunning()", "Terminal.windows.ID(4242).tabs.tty.get()"]
+    assert len(user_window.tabs) == 1
+
+
+def test_kill_of_a_gone_agent_does_nothing(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.mac.windows.clear()
     rig.driver.kill(target)
     rig.mac.running = False
     rig.driver.kill(target)
     assert not any(call.startswith("ttys") for call in rig.mac.calls)
-
-
-AUTOMATION = r"^macOS does not let pao control Terminal.app: allow it in System Settings > Privacy & Security > Automation"
-ACCESSIBILITY = r"^macOS does not let pao send keystrokes: .*Privacy & Security > Accessibility, then retry$"
-NOT_RUNNING = r"^Terminal.app is not running \(it was quit\?\): the agent's tab is gone; spawn the agent again$"
-CLOSED = r"^Terminal.app window 4242 was closed \(by the user\?\): the agent is gone; spawn the agent again$"
-
-
-@pytest.mark.parametrize(
-    ("fragment", "number", "operation", "expected"),
-    [
-        ("Terminal.do_script", -1743, "spawn", AUTOMATION),
-        ("Terminal.windows", -1743, "read", AUTOMATION),
-        ("Terminal.activate", -1743, "press", AUTOMATION),
-        ("System Events", -1743, "press", r"^macOS does not let pao control System Events: .*Automation"),
-        ("System Events", -1719, "press", ACCESSIBILITY),
-        ("System Events", 1002, "paste", ACCESSIBILITY),
-        ("Terminal.windows.ID(4242).tabs.tty", -600, "read", NOT_RUNNING),
-        ("Terminal.windows.ID(4242).tabs.tty", -609, "is_alive", None),
-        ("contents.get", -1728, "read", CLOSED),
-        ("processes.get", -1728, "is_alive", None),
-        ("contents.get", -1712, "read", r"^Terminal.app did not answer in time \(a dialog open\?\): close its dialogs"),
-        ("contents.get", -10000, "read", r"^Terminal.app refused: odd failure \(error -10000\)$"),
-        ("Terminal.do_script", -1728, "spawn", r"^Terminal.app closed the new window before pao could find it"),
-    ],
-)
-def test_error_paths_give_one_line_that_says_what_to_do(
-    rig: Rig, fragment: str, number: int, operation: str, expected: str | None
-) -> None:
-    target = rig.spawned()
-    rig.mac.fail_on(fragment, number, "odd failure")
-    call = {
-        "spawn": lambda: rig.driver.spawn("api", "/srv/api", ["claude"], {}),
-        "read": lambda: rig.driver.read(target),
-        "press": lambda: rig.driver.press(target, "Enter"),
-        "paste": lambda: rig.driver.paste(target, "x"),
-        "is_alive": lambda: rig.driver.is_alive(target),
-    }[operation]
-
-    if expected is None:  # a vanished tab or Terminal.app is an answer for is_alive, not an error
-        assert call() is False
-        return
-    with pytest.raises(PaoError, match=expected) as caught:
-        call()
-    assert "\n" not in str(caught.value)
-    assert rig.mac.clipboard == CLIPBOARD_BEFORE
-
-
-def test_read_when_terminal_was_quit_says_so_without_relaunching_it(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.running = False
-    with pytest.raises(PaoError, match=NOT_RUNNING):
-        rig.driver.read(target)
-    assert rig.mac.calls == ["Terminal.isrunning()"]
-
-
-def test_permission_denied_is_an_error_for_is_alive_not_a_dead_agent(rig: Rig) -> None:
-    target = rig.spawned()
-    rig.mac.fail_on("processes.get", -1743)
-    with pytest.raises(PaoError, match=AUTOMATION):
-        rig.driver.is_alive(target)
-
-
-@pytest.mark.parametrize("target", ["", "4242", "4242/1", "4242/1/../../etc", "a/1/ttys003", "4242/1/ttys003;rm"])
-def test_bad_targets_are_refused_before_any_call(rig: Rig, target: str) -> None:
-    for operation in (rig.driver.read, rig.driver.kill, rig.driver.is_alive, lambda t: rig.driver.paste(t, "x")):
-        with pytest.raises(ValidationError, match=r"^not a Terminal.app target: .*expected WINDOW-ID/TAB-INDEX/TTY"):
-            operation(target)
-    assert rig.mac.calls == []
-
-
-def test_unknown_keys_are_refused_before_any_call(rig: Rig) -> None:
-    target = rig.spawned()
-    with pytest.raises(ValidationError, match=r"^Terminal.app driver cannot press 'F13': use one of Enter"):
-        rig.driver.press(target, "F13")
-    assert rig.mac.calls == []
-
-
-def test_an_unavailable_driver_refuses_before_touching_anything() -> None:
-    connected = []
-    driver = TerminalAppDriver(
-        connect=lambda: connected.append(1),  # type: ignore[arg-type,func-returns-value]
-        probe=lambda: "Terminal.app needs macOS (this is linux)",
-    )
-    assert driver.availability() == "Terminal.app needs macOS (this is linux)"
-    for operation in (
-        lambda: driver.spawn("web", "/work/web", ["claude"], {}),
-        lambda: driver.paste("4242/1/ttys003", "x"),
-        lambda: driver.press("4242/1/ttys003", "Enter"),
-        lambda: driver.read("4242/1/ttys003"),
-        lambda: driver.is_alive("4242/1/ttys003"),
-        lambda: driver.kill("4242/1/ttys003"),
-    ):
-        with pytest.raises(PaoError, match=r"^Terminal.app needs macOS \(this is linux\)$"):
-            operation()
-    assert connected == []

@@ -29,7 +29,8 @@ def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.Complete
         "PAO_LOAD_PLUGINS": "pao-terminalapp",
     }
     env.pop("PAO_DISABLE_PLUGINS", None)
-    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+    argv = [sys.executable, "-m", "pao_core", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
 
 
 def terminalapp_row(report: dict) -> dict:
