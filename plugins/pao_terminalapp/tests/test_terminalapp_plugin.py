@@ -87,7 +87,7 @@ def test_a_negative_delay_is_refused(tmp_path: Path) -> None:
     config_file = tmp_path / "config.toml"
     config_file.write_text("[terminals.terminalapp]\npaste_delay = -1\n", encoding="utf-8")
     config = load_config({"PAO_CONFIG": str(config_file), "PAO_HOME": str(tmp_path / "home")})
-    with pytest.raises(ConfigError, match=r"config.toml: invalid value @ terminals.terminalapp$"):
+    with pytest.raises(ConfigError, match=r"config.toml: invalid value: 'paste_delay' must be >= 0: -1.0 @ terminals.terminalapp$"):
         hooks.pao_terminal_drivers(config)
 
 
