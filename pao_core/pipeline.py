@@ -133,7 +133,8 @@ class Plan:
     request: SpawnRequest
     host: HostAgent
     driver: TerminalDriver
-    derived_name: bool
+    base_name: str | None
+    """The folder's name when the agent's name was derived from it (``api`` for ``api-2``)."""
 
 
 def validate(
@@ -160,13 +161,15 @@ def validate(
     if not topic:
         raise ValidationError("the topic is empty: say what the agent should work on")
     real_folder = topics.resolve_folder(folder, cwd=cwd)
+    base = None
     if name is not None:
         topics.reject_control(name, "the agent name")
         chosen = topics.check_name(name)
         if chosen in agents.registry.names():
             raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
     else:
-        chosen = topics.unique_name(topics.name_from_folder(real_folder), agents.registry.names())
+        base = topics.name_from_folder(real_folder)
+        chosen = topics.unique_name(base, agents.registry.names())
     host_agent = agents.host(host or config.spawn.host)
     driver = agents.driver(terminal or config.spawn.terminal)
     reason = driver.availability()
@@ -176,7 +179,7 @@ def validate(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
     )
     _check_command(host_agent, request, env)
-    return Plan(request, host_agent, driver, derived_name=name is None)
+    return Plan(request, host_agent, driver, base_name=base)
 
 
 def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> None:
@@ -194,8 +197,9 @@ def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[st
 def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
     request = plan.request
     record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="")
-    if plan.derived_name:  # another pao may have taken the name since step 1 looked
-        return registry.add_unique(record, lambda n: topics.numbered(request.name, n))
+    base = plan.base_name
+    if base is not None:  # another pao may have taken the name since step 1 looked
+        return registry.add_unique(record, lambda n: topics.numbered(base, n))
     return registry.add(record)
 
 

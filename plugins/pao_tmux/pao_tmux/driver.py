@@ -95,7 +95,7 @@ class TmuxDriver:
                 result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
                 if result.returncode != 0 and any("duplicate session" in line for line in result.stderr):
                     result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
-            pane_id = self._check(result, f"start window {name!r}")[0].strip()
+            pane_id = self._check(result, f"start window {name!r}", server)[0].strip()
         except BaseException:
             _unlink(spec_path)
             raise
@@ -109,8 +109,8 @@ class TmuxDriver:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer")
-            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}")
+            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer", server)
+            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}", server)
         except TmuxError:
             server.cmd("delete-buffer", "-b", buffer)  # paste -d deletes it only on success
             raise
@@ -122,15 +122,15 @@ class TmuxDriver:
         if not _KEY_NAME.match(key):
             raise ValidationError(f"{key!r} is not a tmux key name")
         server, pane = self._address(target)
-        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}")
+        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}", server)
 
     def read(self, target: str) -> str:
         """The visible screen; for a dead pane, its last output (tmux scrolls it up on exit)."""
         server, pane = self._address(target)
         result = server.cmd("display-message", "-p", "-t", pane, "#{pane_dead}", ";", "capture-pane", "-p", "-t", pane)
-        lines = self._check(result, f"read {target}")
+        lines = self._check(result, f"read {target}", server)
         if lines and lines[0] == "1":
-            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}")
+            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}", server)
             return "\n".join(line for line in history if line.strip()) + "\n"
         return "\n".join(lines[1:]) + "\n"
 
@@ -142,7 +142,7 @@ class TmuxDriver:
         server, pane = self._address(target)
         result = server.cmd("kill-window", "-t", pane)
         if result.returncode != 0 and not _gone(result.stderr):
-            self._check(result, f"kill {target}")
+            self._check(result, f"kill {target}", server)
 
     # -- additions -----------------------------------------------------------------
 
@@ -150,9 +150,6 @@ class TmuxDriver:
         """The process id of the agent (the launcher execs into it, so it is the pane's pid)."""
         value = self._pane_field(target, "#{pane_pid}")
         return int(value) if value and value.isdigit() else None
-
-    def server_alive(self) -> bool:
-        return self._server().cmd("list-sessions").returncode == 0
 
     # -- machinery -------------------------------------------------------------------
 
@@ -162,7 +159,7 @@ class TmuxDriver:
         if result.returncode != 0:
             if _gone(result.stderr):
                 return None
-            self._check(result, f"inspect {target}")
+            self._check(result, f"inspect {target}", server)
         return result.stdout[0].strip() if result.stdout else None
 
     def _server(self, socket: str | None = None) -> libtmux.Server:
@@ -177,12 +174,13 @@ class TmuxDriver:
             raise ValidationError(f"{target!r} is not a tmux target (SOCKET:%PANE)")
         return self._server(socket), pane
 
-    def _check(self, result: Any, doing: str) -> list[str]:
+    @staticmethod
+    def _check(result: Any, doing: str, server: libtmux.Server) -> list[str]:
         if result.returncode == 0:
             return list(result.stdout)
         message = " ".join(result.stderr) or f"exit status {result.returncode}"
         if any(marker in message for marker in _NO_SERVER):
-            socket = result.cmd[result.cmd.index("-L") + 1] if "-L" in result.cmd else USER_DEFAULT_SERVER
+            socket = server.socket_name or USER_DEFAULT_SERVER
             raise TmuxError(f"cannot {doing}: the tmux server {socket!r} is not running")
         if _gone(result.stderr):
             raise TmuxError(f"cannot {doing}: its tmux window is gone")
