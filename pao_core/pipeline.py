@@ -96,10 +96,16 @@ def spawn(
     try:
         briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
-        briefing_file = os.path.join(request.folder, config.briefing.filename)
-        block = host_agent.context_block(briefing_file, briefing.markdown)
-        deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block)
-        plugins.briefing_written(briefing, request.folder, briefing_file)
+        block = host_agent.context_block(config.briefing.filename, briefing.markdown)
+        delivery = deliver(
+            briefing,
+            request.folder,
+            config=config,
+            context_file=host_agent.context_file,
+            context_block=block,
+            plugins=plugins,
+        )
+        briefing_file = str(delivery.briefing_path)
         clock.done("4 deliver", briefing_file)
         host_agent.preseed(request.folder)
         clock.done("5 pre-seed", host_agent.name)
@@ -179,6 +185,10 @@ def validate(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
     )
     _check_command(host_agent, request, env)
+    gaps = getattr(host_agent, "consent_gaps", None)  # optional: what only the user may answer
+    missing = gaps(env) if callable(gaps) else []
+    if missing:
+        raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)
 
 

@@ -16,6 +16,10 @@ def _registry(pao: Pao) -> Registry:
     return Registry(pao.home)
 
 
+@pytest.mark.hook("pao_host_agents")
+@pytest.mark.hook("pao_readiness_detectors")
+@pytest.mark.hook("pao_agent_spawned")
+@pytest.mark.hook("pao_briefing_written")
 def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = pao.folder("code/api")
     monkeypatch.setenv("FAKE_AGENT_ECHO_ENV", "PAO_TEST_MARKER")
@@ -37,6 +41,8 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     assert (folder / "CONTEXT_BRIEFING.md").read_text().startswith("# Context briefing: fix the login bug")
     assert "CONTEXT_BRIEFING.md" in (folder / "AGENTS.md").read_text()
     assert pao.plugin.host.preseeded == [str(folder.resolve())]
+    assert pao.plugin.written == [(str(folder.resolve()), str(folder.resolve() / "CONTEXT_BRIEFING.md"))]
+    assert [r.name for r in pao.plugin.spawned] == ["api"] and pao.plugin.spawned[0].state == "busy"
     messages = received(folder)
     assert [m["text"] for m in messages] == ["Task: fix the login bug. Read CONTEXT_BRIEFING.md first."]
     assert record["session_id"] == messages[0]["session"]
