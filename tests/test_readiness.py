@@ -54,7 +54,7 @@ def test_detectors_for_other_hosts_are_ignored_and_broken_ones_reported() -> Non
 
 def test_poll_schedule_starts_fast_and_caps() -> None:
     assert next_delay(0) == FIRST_POLL
-    assert next_delay(1.0) == pytest.approx(0.1)
+    assert next_delay(1.0) == pytest.approx(0.05)
     assert next_delay(60) == MAX_POLL
     assert all(next_delay(a) <= next_delay(b) for a, b in zip(range(0, 20), range(1, 21)))
 

@@ -10,7 +10,9 @@ Behaviour knobs come from the environment (which also proves pao passed it):
 FAKE_AGENT_START_DELAY (seconds of a blank "starting" screen), FAKE_AGENT_DIALOG=1
 (a trust dialog that never goes away), FAKE_AGENT_EXIT=<message> (print and exit 3),
 FAKE_AGENT_BUSY (seconds of work per message), FAKE_AGENT_SWALLOW_ENTER=N (ignore the
-first N Enter presses), FAKE_AGENT_ECHO_ENV=NAME (show that variable on screen).
+first N Enter presses), FAKE_AGENT_ECHO_ENV=NAME (show that variable on screen), FAKE_AGENT_STAMPS=<file>
+(write the wall-clock times the program started and first drew its ready screen,
+for the benchmarks).
 """
 
 from __future__ import annotations
@@ -112,10 +114,14 @@ class FakeAgent:
                 self.input += buffer[:char_len].decode("utf-8", "replace")
                 del buffer[:char_len]
 
-    def run(self) -> None:
+    def run(self, started: float) -> None:
         buffer = bytearray()
         busy_shown = False
         self.draw()
+        stamps = os.environ.get("FAKE_AGENT_STAMPS")
+        if stamps:
+            with open(stamps, "w", encoding="utf-8") as handle:
+                json.dump({"start": started, "ready": time.time()}, handle)
         while True:
             ready, _, _ = select.select([sys.stdin.fileno()], [], [], 0.05)
             if ready:
@@ -135,6 +141,7 @@ def _utf8_length(first: int) -> int:
 
 
 def main(argv: list[str]) -> int:
+    started = time.time()
     resumed = len(argv) >= 2 and argv[0] == "--resume"
     session = argv[1] if resumed else str(uuid.uuid4())
     sys.stdout.write("starting fake agent…\r\n")
@@ -152,7 +159,7 @@ def main(argv: list[str]) -> int:
     tty.setraw(sys.stdin.fileno())
     sys.stdout.write("\x1b[?2004h")
     try:
-        FakeAgent(session, resumed).run()
+        FakeAgent(session, resumed).run(started)
     except KeyboardInterrupt:
         return 130
     finally:

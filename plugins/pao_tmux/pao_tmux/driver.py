@@ -8,6 +8,7 @@ read ``;`` and key names in user text as tmux syntax.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -30,6 +32,8 @@ USER_DEFAULT_SERVER = "default"
 """The socket name that means the user's own default tmux server (opt-in only)."""
 
 MIN_VERSION = (3, 0)
+SPAWN_RETRY_SECONDS = 3.0
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 _SOCKET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PANE_ID = re.compile(r"^%[0-9]+$")
 _KEY_NAME = re.compile(r"^(?:[CMS]-)*[A-Za-z][A-Za-z0-9]{0,15}$")
@@ -66,9 +70,7 @@ class TmuxDriver:
         binary = shutil.which("tmux")
         if binary is None:
             return "tmux is not installed (apt-get install tmux, or brew install tmux)"
-        try:
-            import libtmux  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("libtmux") is None:
             return "libtmux is not installed in pao's environment (pip install libtmux)"
         version = _tmux_version(binary)
         if version is None or version < MIN_VERSION:
@@ -82,20 +84,15 @@ class TmuxDriver:
         fd, spec_path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"argv": list(command), "env": dict(env)}, handle)
-        launcher = [sys.executable, "-m", "pao_tmux.launch", spec_path]
+        # -I -S: the launcher needs only the standard library, so skip site's start-up cost
+        launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
         # remain-on-exit in the same command queue as the window's birth: an agent that
         # dies at once still leaves its last screen behind for pao to report.
         window_args = ["-n", name, "-c", folder, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
         server = self._server()
         try:
-            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
-            if result.returncode != 0 and _missing_session(result.stderr):
-                size = ["-x", str(self.options.width), "-y", str(self.options.height)]
-                result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
-                if result.returncode != 0 and any("duplicate session" in line for line in result.stderr):
-                    result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
-            pane_id = self._check(result, f"start window {name!r}", server)[0].strip()
+            pane_id = self._check(self._new_window(server, window_args), f"start window {name!r}", server)[0].strip()
         except BaseException:
             _unlink(spec_path)
             raise
@@ -153,6 +150,23 @@ class TmuxDriver:
 
     # -- machinery -------------------------------------------------------------------
 
+    def _new_window(self, server: libtmux.Server, window_args: list[str]) -> Any:
+        """A window in pao's session, making the session (and server) when missing.
+
+        Retried briefly: when the last window closes, the session and then the server
+        go away in the background, and a command arriving meanwhile fails.
+        """
+        size = ["-x", str(self.options.width), "-y", str(self.options.height)]
+        give_up = time.monotonic() + SPAWN_RETRY_SECONDS
+        while True:
+            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
+            if result.returncode == 0 or not _missing_session(result.stderr):
+                return result
+            result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
+            if result.returncode == 0 or time.monotonic() > give_up:
+                return result
+            time.sleep(0.02)
+
     def _pane_field(self, target: str, fmt: str) -> str | None:
         server, pane = self._address(target)
         result = server.cmd("display-message", "-p", "-t", pane, fmt)
@@ -189,7 +203,7 @@ class TmuxDriver:
 
 def _missing_session(stderr: Sequence[str]) -> bool:
     text = " ".join(stderr)
-    return "can't find session" in text or any(marker in text for marker in _NO_SERVER)
+    return "can't find session" in text or "no current target" in text or any(m in text for m in _NO_SERVER)
 
 
 def _gone(stderr: Sequence[str]) -> bool:

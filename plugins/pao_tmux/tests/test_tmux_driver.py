@@ -160,3 +160,11 @@ def test_plugin_is_listed_and_light(tmp_path: Path) -> None:
     assert tmux[0]["terminal_drivers"] == [{"name": "tmux", "available": True, "reason": None}]
     probe = "import sys, pao_tmux.hooks, pao_core; print('libtmux' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_spawning_right_after_the_last_window_closed(driver: TmuxDriver, tmp_path: Path) -> None:
+    """Closing the last window ends session and server in the background; spawn must not trip on it."""
+    for round_number in range(10):
+        target = driver.spawn(f"w{round_number}", str(tmp_path), ["sleep", "30"], dict(os.environ))
+        assert driver.is_alive(target)
+        driver.kill(target)
