@@ -137,18 +137,10 @@ class Agents:
     # -- resolution --------------------------------------------------------------
 
     def host(self, name: str) -> HostAgent:
-        hosts = {h.name: h for h in reversed(self.plugins.host_agents(self.config))}
-        if name not in hosts:
-            known = ", ".join(sorted(hosts)) or "none installed"
-            raise ValidationError(f"unknown host agent {name!r} (known: {known})")
-        return hosts[name]
+        return _first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        drivers = {d.name: d for d in reversed(self.plugins.terminal_drivers(self.config))}
-        if name not in drivers:
-            known = ", ".join(sorted(drivers)) or "none installed"
-            raise ValidationError(f"unknown terminal {name!r} (known: {known})")
-        return drivers[name]
+        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -290,6 +282,15 @@ class Agents:
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
             return dict(zip(names, pool.map(run, names)))
+
+
+def _first_named(objects: list[Any], name: str, what: str) -> Any:
+    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    for candidate in objects:
+        if candidate.name == name:
+            return candidate
+    known = ", ".join(sorted({o.name for o in objects})) or "none installed"
+    raise ValidationError(f"unknown {what} {name!r} (known: {known})")
 
 
 def driver_pid(driver: TerminalDriver, target: str) -> int | None:

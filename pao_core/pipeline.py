@@ -48,6 +48,9 @@ def brief(
     )
 
 
+SESSION_WAIT = 3.0
+"""Seconds to wait after the nudge for the host's session id (later commands look again)."""
+
 Reporter = Callable[[str, float, str], None]
 """Called as each spawn step ends: (step label, elapsed seconds, detail)."""
 
@@ -127,7 +130,8 @@ def spawn(
     except BaseException:
         _abandon(agents, request.name, driver, target)
         raise
-    record = agents.registry.update(request.name, state=state, session_id=host_agent.session_id(record))
+    session = _await_session(host_agent, record) if state == "busy" else host_agent.session_id(record)
+    record = agents.registry.update(request.name, state=state, session_id=session)
     plugins.agent_spawned(record)
     return Spawned(record, tuple(steps), briefing)
 
@@ -211,6 +215,18 @@ def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
     if base is not None:  # another pao may have taken the name since step 1 looked
         return registry.add_unique(record, lambda n: topics.numbered(base, n))
     return registry.add(record)
+
+
+def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
+    """The host's session id, which appears once the agent took its first message (the nudge)."""
+    give_up = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        session = host_agent.session_id(record)
+        if session or time.monotonic() >= give_up:
+            return session
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
 
 
 def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> None:
