@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,7 +70,7 @@ def readiness(runs: int = 30) -> dict[str, object]:
                 driver.kill(target)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
-    return {"readiness_latency": _percentiles(latencies), "target_p50_ms": 100,
+    return {"readiness_latency": _percentiles(latencies), "target_p50_ms": 100, "load_average": os.getloadavg()[0],
             "polls_p50": statistics.median(polls)}
 
 
@@ -94,7 +95,7 @@ def overhead(runs: int = 10) -> dict[str, object]:
     same run) plus its first line of code to its ready screen (stamped by the agent).
     """
     socket = f"pao-bench-{os.getpid()}"
-    totals, agent_starts, overheads, steps = [], [], [], {}
+    totals, agent_starts, overheads, cpu, steps = [], [], [], [], {}
     python_ms = _python_startup_ms(runs)
     try:
         with tempfile.TemporaryDirectory() as home:
@@ -104,10 +105,12 @@ def overhead(runs: int = 10) -> dict[str, object]:
                 folder.mkdir()
                 stamps = folder / "stamps.json"
                 env = {**_pao_env(home, socket), "FAKE_AGENT_STAMPS": str(stamps)}
-                started = time.time()
+                started, before = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
                 out = subprocess.run([sys.executable, RUN_PAO, "spawn", "bench the overhead", "--folder", str(folder),
                                       "--no-nudge", "--json"], env=env, check=True, capture_output=True, text=True)
                 total = (time.time() - started) * 1000
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
                 marks = json.loads(stamps.read_text())
                 agent = (marks["ready"] - marks["start"]) * 1000 + python_ms
                 totals.append(total)
@@ -120,7 +123,8 @@ def overhead(runs: int = 10) -> dict[str, object]:
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     return {"pao_spawn_total": _percentiles(totals), "agent_own_startup": _percentiles(agent_starts),
-            "pao_overhead": _percentiles(overheads), "target_ms": 300, "python_startup_ms": round(python_ms, 1),
+            "pao_overhead": _percentiles(overheads), "target_ms": 300,
+            "pao_process_cpu": _percentiles(cpu), "load_average": os.getloadavg()[0], "python_startup_ms": round(python_ms, 1),
             "steps_p50_ms": {name: round(statistics.median(values), 1) for name, values in steps.items()}}
 
 
@@ -145,7 +149,8 @@ def concurrent(agents: int = 5) -> dict[str, object]:
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     return {"spawned": len(records), "states_at_exit": sorted(r["state"] for r in records),
-            "registry_live": sorted(a["observed"]["state"] for a in listed), "wall_ms": round(wall * 1000, 1)}
+            "registry_live": sorted(a["observed"]["state"] for a in listed), "wall_ms": round(wall * 1000, 1),
+            "load_average": os.getloadavg()[0]}
 
 
 if __name__ == "__main__":
