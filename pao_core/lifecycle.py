@@ -73,9 +73,9 @@ def send_text(
     """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
 
     Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
-    placeholder) than before the paste. Taken: the agent shows activity (busy or
-    waiting), or the text left the input (it vanished or moved up, away from the
-    bottom). The key is pressed a second time, once, if the first press changed nothing.
+    placeholder) than before the paste. Taken: an idle agent starts showing activity
+    (busy or waiting), or the text left the input (it vanished or moved up, away from
+    the bottom). The key is pressed a second time, once, if the first press changed nothing.
     """
     reject_control(text, "the text", allow_newlines=True)
     if not text.strip():
@@ -94,11 +94,14 @@ def send_text(
         raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
     probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
     position = _chars_after(shown, probe)
+    active = ("busy", "waiting")
+    # activity proves the submission only when the agent was idle before the key press
+    idle_before = reader.classify(shown).state not in active
 
     def is_taken(screen: str) -> bool:
         if screen == shown:
             return False
-        if reader.classify(screen).state in ("busy", "waiting"):
+        if idle_before and reader.classify(screen).state in active:
             return True
         now = _chars_after(screen, probe)
         return now is None or (position is not None and now > position)

@@ -266,3 +266,35 @@ def test_concurrent_pao_processes_never_lose_an_agent(pao: Pao) -> None:
     for proc in killers + spawners:
         assert proc.wait(timeout=60) == 0, proc.stderr.read()
     assert sorted(r.name for r in _registry(pao).list()) == ["late-0", "late-1", "shared-4", "shared-5"]
+
+
+def test_an_agent_that_never_gets_ready_costs_its_timeout(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    (pao.home.parent / "config.toml").write_text('[spawn]\nhost = "fake"\nready_timeout = 1.0\n')
+    monkeypatch.setenv("FAKE_AGENT_START_DELAY", "30")
+    started = time.monotonic()
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")))
+    assert code != 0
+    assert time.monotonic() - started < 1.0 + 3  # the deadline, plus start-up and clean-up
+    assert err.strip().splitlines()[-1] == (
+        "pao: slow was not ready after 1 s (screen: unknown; last line: starting fake agent…)"
+    )
+    assert _registry(pao).list() == [] and pao.tmux("list-windows", "-a").stdout == ""
+
+
+def test_send_to_a_busy_agent_waits_for_the_text_to_leave_the_input(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Activity on a screen that was already busy proves nothing: the first Enter is lost here."""
+    monkeypatch.setenv("FAKE_AGENT_BUSY", "30")
+    monkeypatch.setenv("FAKE_AGENT_SWALLOW_BUSY_ENTER", "1")
+    assert pao("spawn", "x", "--folder", str(pao.folder("toil")))[0] == 0  # busy for 30 s from the nudge
+    code, _, err = pao("send", "toil", "queued while busy")
+    assert code == 0, err
+    assert received(pao.workdir / "toil")[-1]["text"] == "queued while busy"
+
+
+def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
+    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
+    monitor = pao.subprocess("monitor", "--interval", "0.2")
+    time.sleep(2.0)  # several refreshes
+    monitor.terminate()
+    out, _ = monitor.communicate(timeout=10)
+    assert out.count("NAME  ") >= 3 and "watched  ready" in out
