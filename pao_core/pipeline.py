@@ -163,10 +163,10 @@ def validate(
     topics.reject_control(topic, "the topic")
     if len(topic) > topics.MAX_TOPIC_CHARS:
         raise ValidationError(f"the topic is longer than {topics.MAX_TOPIC_CHARS} characters")
-    cwd = env.get("PWD") if env.get("PWD") and os.path.isdir(env["PWD"]) else None
+    cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
     if folder is None:
         split = topics.split_topic(topic, cwd=cwd)
-        topic, folder = split.topic, split.folder or cwd or os.getcwd()
+        topic, folder = split.topic, split.folder or cwd
     topic = " ".join(topic.split())
     if not topic:
         raise ValidationError("the topic is empty: say what the agent should work on")

@@ -70,7 +70,6 @@ def pao(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     monkeypatch.setenv("PAO_CONFIG", str(tmp_path / "config.toml"))
     (tmp_path / "config.toml").write_text("[spawn]\nhost = \"fake\"\nready_timeout = 15.0\n")
     monkeypatch.chdir(workdir)
-    monkeypatch.setenv("PWD", str(workdir))
     for key in [k for k in os.environ if k.startswith("FAKE_AGENT_")]:
         monkeypatch.delenv(key)
     reset_plugins()
