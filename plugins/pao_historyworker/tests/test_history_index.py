@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import pao, pao_json
+from history_support import pao, pao_json
 
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
