@@ -11,8 +11,8 @@ from typing import Literal
 
 import attrs
 
-Mode = Literal["original", "ranked"]
-MODES: tuple[str, ...] = ("original", "ranked")
+Mode = Literal["original", "any", "ranked"]
+MODES: tuple[str, ...] = ("original", "any", "ranked")
 DEFAULT_MODE: Mode = "ranked"
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
