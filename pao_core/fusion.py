@@ -116,6 +116,10 @@ def reciprocal_rank(per_backend: Mapping[str, Sequence[MemoryItem]], k: int) -> 
     return [attrs.evolve(first[key], meta={**first[key].meta, "fused_score": round(scores[key], 6)}) for key in order]
 
 
+MIN_SHARED = 4
+"""Fewer shared words than this is too little evidence of a duplicate."""
+
+
 def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
@@ -127,13 +131,14 @@ def _numbers(words: frozenset[str]) -> frozenset[str]:
 
 
 def is_near_duplicate(a: MemoryItem, b: MemoryItem, threshold: float, cache: dict[str, frozenset[str]]) -> bool:
-    """Same fact twice: most words shared and no number that one states and the other lacks.
+    """Same fact twice: most words shared (and at least ``MIN_SHARED``), and no number
+    that one states and the other lacks.
 
     Two dated items with different dates are not duplicates but a change over time.
     """
     wa = cache.setdefault(a.id, tokens(a.text))
     wb = cache.setdefault(b.id, tokens(b.text))
-    if _similarity(wa, wb) < threshold:
+    if len(wa & wb) < MIN_SHARED or _similarity(wa, wb) < threshold:
         return False
     if _numbers(wa) ^ _numbers(wb):
         return False
