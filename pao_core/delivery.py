@@ -195,7 +195,11 @@ def exclude_in_git(folder: Path, filename: str) -> bool:
     return True
 
 
-def _lock_path(config: PaoConfig, folder: Path) -> Path:
+def folder_lock_path(config: PaoConfig, folder: Path) -> Path:
+    """The lock every delivery into ``folder`` holds (kept under PAO_HOME, not in the folder).
+
+    Hold it with :func:`pao_core.files.pid_lock` to read the two files as one consistent pair.
+    """
     key = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return ensure_dir(config.home / "locks") / f"deliver-{key}.lock"
 
@@ -224,7 +228,7 @@ def deliver(
     briefing_path = target / name
     context_path = target / context_file
     block = context_block if context_block is not None else default_block(name)
-    with pid_lock(_lock_path(config, target), timeout=30):
+    with pid_lock(folder_lock_path(config, target), timeout=30):
         previous_briefing = _check_target(briefing_path, "briefing")
         existing = _check_target(context_path, "context file")
         merged = merge_block(existing or "", block)
