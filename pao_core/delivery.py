@@ -76,7 +76,8 @@ def merge_block(existing: str, block: str) -> str:
       replaced; everything else stays, since pao cannot prove it wrote it.
     Extra complete blocks (copied by hand) are removed so the import appears once.
     """
-    newline = "\r\n" if "\r\n" in existing else "\n"
+    crlf = existing.count("\r\n")
+    newline = "\r\n" if crlf > existing.count("\n") - crlf else "\n"
     body_lines = block.strip("\r\n").splitlines()
     new_block = newline.join([BEGIN, *body_lines, END]) + newline
     lines = _lines(existing)

@@ -53,6 +53,8 @@ def test_first_merge_appends_and_keeps_user_text(user: str) -> None:
 @given(USER_TEXT, USER_TEXT, st.sampled_from(["@OLD.md", "@CONTEXT_BRIEFING.md\nstale line", ""]),
        st.sampled_from(["\n", "\r\n"]))
 def test_block_is_replaced_in_place(before: str, after: str, old_body: str, newline: str) -> None:
+    # One line-ending style per file: the block follows it.
+    before, after = (t.replace("\r", "").replace("\n", newline) for t in (before, after))
     head = before if not before or before.endswith(("\n", "\r")) else before + newline
     existing = head + newline.join([BEGIN, *old_body.splitlines(), END]) + newline + after
     merged = merge_block(existing, BLOCK)
