@@ -72,10 +72,16 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def text_date(text: str) -> dt.date | None:
-    """The date an item states about itself: a leading date, else the first date in it."""
-    iso = _ISO_DATE.search(text)
-    month = _MONTH_DATE.search(text)
+LEADING_CHARS = 24
+"""A date this close to the start says when the item became true ("2025-10-19: ...",
+"Since 2025-12-20 ...", "In June 2025 ..."); later ones are what it is about."""
+
+
+def text_date(text: str, *, leading: bool = False) -> dt.date | None:
+    """The first date an item's text states (``leading``: only one near its start)."""
+    head = text[:LEADING_CHARS] if leading else text
+    iso = _ISO_DATE.search(head)
+    month = _MONTH_DATE.search(head)
     candidates = []
     if iso:
         candidates.append((iso.start(), dt.date(int(iso[1]), int(iso[2]), int(iso[3] or 1))))
@@ -168,9 +174,10 @@ def _subject(item: MemoryItem) -> str:
 def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     """Newest first within each subject that has dated, overlapping items; older ones marked.
 
-    A subject is an item's kind and title (an entity). Only dates the items state in
-    their text count: a store's own timestamps say when something was written down
-    (an import, a conversation turn), not when a fact became true. Two dated items of
+    A subject is an item's kind and title (an entity). Only dates the items state at
+    the start of their text count: a store's own timestamps say when something was
+    written down (an import, a conversation turn), and a date later in the text is
+    what the fact is about (a deadline), not when it became true. Two dated items of
     one subject that share a content word beyond the subject's name are about the
     same thing; the newer takes the better of their places and the older is marked
     ``earlier`` with ``superseded_by``.
@@ -180,7 +187,7 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     for index, item in enumerate(result):
         groups.setdefault(_subject(item), []).append(index)
     for indexes in groups.values():
-        dated = [(text_date(result[i].text), i) for i in indexes]
+        dated = [(text_date(result[i].text, leading=True), i) for i in indexes]
         dated = [(date, i) for date, i in dated if date is not None]
         if len(dated) < 2:
             continue
