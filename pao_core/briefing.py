@@ -113,14 +113,18 @@ def compose(
     fused = fusion.fuse(results, fusion.FusionOptions.from_config(options))
     sections = resolve_sections(plugins.briefing_sections(config))
     reserve = len(footer("", generated_at))
-    failures: list[str] = []
+    rendered: dict[int, tuple[str, list[str]]] = {}
 
     def body_for(items: Sequence[MemoryItem]) -> str:
-        return render_body(BriefingContext(topic, folders, tuple(items), dict(results)), sections, generated_at)
+        if len(items) not in rendered:
+            failures: list[str] = []
+            context = BriefingContext(topic, folders, tuple(items), dict(results))
+            rendered[len(items)] = (render_body(context, sections, generated_at, failures), failures)
+        return rendered[len(items)][0]
 
     count = fusion.fit_budget(fused, body_for, options.budget_chars - reserve)
     items = tuple(fused[:count])
-    body = render_body(BriefingContext(topic, folders, items, dict(results)), sections, generated_at, failures)
+    body, failures = body_for(items), rendered[count][1]
     # A tiny budget or a huge topic: even the item-less briefing is too long. Cut it.
     body = truncate(body, max(0, options.budget_chars - reserve))
     markdown = body + footer(body, generated_at)

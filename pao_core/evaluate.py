@@ -129,8 +129,13 @@ def run_queries(
     config: PaoConfig,
     plugins: Plugins,
     backends: Sequence[str] | None = None,
+    repeat: int = 3,
 ) -> list[QueryRun]:
-    """Brief every query through the real pipeline (after one unmeasured warm-up)."""
+    """Brief every query through the real pipeline (after one unmeasured warm-up).
+
+    Each query runs ``repeat`` times; its latency is the median of those runs (the
+    machine may be busy with other work), and its last briefing is scored.
+    """
     from pao_core.pipeline import brief
 
     available = plugins.memory_backends(config)
@@ -143,9 +148,12 @@ def run_queries(
     brief(queries[0].topic, config=config, plugins=plugins, backends=available)
     runs = []
     for query in queries:
-        started = time.perf_counter()
-        briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
-        runs.append(QueryRun(query, briefing, round((time.perf_counter() - started) * 1000, 2)))
+        timings = []
+        for _ in range(max(1, repeat)):
+            started = time.perf_counter()
+            briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
+            timings.append((time.perf_counter() - started) * 1000)
+        runs.append(QueryRun(query, briefing, round(statistics.median(timings), 2)))
     return runs
 
 
@@ -164,7 +172,8 @@ def score(runs: Sequence[QueryRun], corpus: Path) -> dict[str, Any]:
     for run in runs:
         query, items = run.query, run.briefing.items
         row: dict[str, Any] = {"qid": query.qid, "kind": query.kind, "topic": query.topic, "items": len(items),
-                               "chars": len(run.briefing.markdown), "latency_ms": run.latency_ms}
+                               "chars": len(run.briefing.markdown), "latency_ms": run.latency_ms,
+                               "ids": [covered_ids(item) for item in items]}
         if query.kind == "ood":
             ood.append(len(items))
         else:
@@ -269,6 +278,7 @@ def evaluate(
     plugins: Plugins,
     backends: Sequence[str] | None = None,
     home: Path,
+    repeat: int = 3,
 ) -> dict[str, Any]:
     """Load the corpus into stores under ``home``, brief the split, score it."""
     corpus = corpus.expanduser()
@@ -277,7 +287,7 @@ def evaluate(
     queries = load_queries(corpus, split)
     eval_config = attrs.evolve(config, home=home, backends={})
     loaded = load_stores(corpus, eval_config, plugins)
-    runs = run_queries(queries, config=eval_config, plugins=plugins, backends=backends)
+    runs = run_queries(queries, config=eval_config, plugins=plugins, backends=backends, repeat=repeat)
     report = score(runs, corpus)
     used = backends if backends is not None else [b.name for b in plugins.memory_backends(eval_config)]
     return {"corpus": str(corpus), "split": split, "backends": list(used), "loaded": loaded, **report}

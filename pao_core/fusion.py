@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -60,6 +61,7 @@ class FusionOptions:
         )
 
 
+@functools.lru_cache(maxsize=8192)
 def tokens(text: str) -> frozenset[str]:
     """Content words of ``text``: lower-cased, function words dropped, plural ``s`` folded."""
     found = set()
@@ -136,14 +138,15 @@ def _numbers(words: frozenset[str]) -> frozenset[str]:
     return frozenset(word for word in words if any(ch.isdigit() for ch in word))
 
 
-def is_near_duplicate(a: MemoryItem, b: MemoryItem, threshold: float, cache: dict[str, frozenset[str]]) -> bool:
+def is_near_duplicate(a: MemoryItem, b: MemoryItem, threshold: float) -> bool:
     """Same fact twice: most words shared (and at least ``MIN_SHARED``), and no number
     that one states and the other lacks.
 
     Two dated items with different dates are not duplicates but a change over time.
     """
-    wa = cache.setdefault(a.id, tokens(a.text))
-    wb = cache.setdefault(b.id, tokens(b.text))
+    wa, wb = tokens(a.text), tokens(b.text)
+    if min(len(wa), len(wb)) < threshold * max(len(wa), len(wb)):
+        return False  # Jaccard is at most the ratio of the sizes
     if len(wa & wb) < MIN_SHARED or _similarity(wa, wb) < threshold:
         return False
     if _numbers(wa) ^ _numbers(wb):
@@ -155,9 +158,8 @@ def is_near_duplicate(a: MemoryItem, b: MemoryItem, threshold: float, cache: dic
 def drop_near_duplicates(items: Sequence[MemoryItem], threshold: float) -> list[MemoryItem]:
     """Keep the first of each group of near-duplicates; it lists the dropped ids."""
     kept: list[MemoryItem] = []
-    cache: dict[str, frozenset[str]] = {}
     for item in items:
-        twin = next((i for i, other in enumerate(kept) if is_near_duplicate(item, other, threshold, cache)), None)
+        twin = next((i for i, other in enumerate(kept) if is_near_duplicate(item, other, threshold)), None)
         if twin is None:
             kept.append(item)
             continue

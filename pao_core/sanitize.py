@@ -12,6 +12,7 @@ Three steps, always in this order (``clean`` does all of them):
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -97,13 +98,23 @@ def _assignment(match: re.Match[str]) -> str:
     return f"{name}{match['sep']}{REDACTED}"
 
 
+# Cheap tests that let most text skip the expensive patterns.
+_MAYBE_ASSIGNMENT = re.compile(r"(?:pass|pwd|secret|token|key|credential)\w*[\"']?[ \t]*[:=]", re.IGNORECASE)
+_MAYBE_BEARER = re.compile(r"bearer|basic", re.IGNORECASE)
+
+
 def redact_secrets(text: str) -> str:
     """Replace every secret-shaped substring with ``[redacted]``."""
-    text = _PEM.sub(f"{REDACTED} private key", text)
+    if "-----BEGIN" in text:
+        text = _PEM.sub(f"{REDACTED} private key", text)
     text = _TOKEN_SHAPES.sub(REDACTED, text)
-    text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
-    text = _ASSIGNMENT.sub(_assignment, text)
-    return mask_url(text).replace(":***@", f":{REDACTED}@")
+    if _MAYBE_BEARER.search(text):
+        text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    if _MAYBE_ASSIGNMENT.search(text):
+        text = _ASSIGNMENT.sub(_assignment, text)
+    if "://" in text:
+        text = mask_url(text).replace(":***@", f":{REDACTED}@")
+    return text
 
 
 _FENCE = re.compile(r"`{3,}|~{3,}")
@@ -126,6 +137,7 @@ def inline_markdown(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4096)
 def clean(text: str) -> str:
     """Controls stripped, secrets redacted: safe to keep as plain text (not yet markdown)."""
     return redact_secrets(strip_controls(text))

@@ -20,6 +20,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     parser.add_argument("corpus", metavar="CORPUS_DIR", type=Path, help="folder in the layout of the eval corpus")
     parser.add_argument("--split", default="dev", help="query split of split.json (default dev)")
     parser.add_argument("--backends", metavar="NAMES", help="comma list of backends to evaluate (default: all)")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="brief each query N times; its latency is their median (default 3)")
     parser.add_argument("--per-query", action="store_true", help="also print one line per query")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run_eval)
@@ -36,6 +38,8 @@ def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
         backends = [name.strip() for name in args.backends.split(",") if name.strip()]
         if not backends:
             raise ValidationError("--backends: name at least one backend")
+    if args.repeat < 1:
+        raise ValidationError("--repeat: must be at least 1")
     with tempfile.TemporaryDirectory(prefix="pao-eval-") as home:
         report = evaluate(args.corpus, split=args.split, config=config, plugins=get_plugins(), backends=backends,
                           home=Path(home))
