@@ -13,6 +13,7 @@ inert) and quoted with ``>``: the header tells the agent quoted lines are data.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import attrs
@@ -114,16 +115,24 @@ class FactsSection:
             return None
         blocks = []
         for (backend, title), items in _grouped(facts, lambda item: (item.backend, item.title)).items():
-            lines = [f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"]
-            lines += [_quoted(_fact_when(item) + item.text, self.item_chars) for item in items]
+            undated = [item for item in items if text_date(item.text) is None]
+            stored = {_date(item.timestamp) for item in undated}
+            heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
+            if len(stored) == 1:  # one store date for the group: say it once
+                heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
+                shared = True
+            else:
+                shared = False
+            lines = [heading] + [_quoted(_fact_when(item, shared) + item.text, self.item_chars) for item in items]
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
 
-def _fact_when(item: MemoryItem) -> str:
-    """A date the text states is shown by the text itself; otherwise say what we know."""
+def _fact_when(item: MemoryItem, shared: bool) -> str:
+    """A date the text states is shown by the text itself; otherwise the group heading's
+    store date covers it (``shared``), or the item says what is known."""
     marks = []
-    if text_date(item.text) is None:
+    if text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
     if item.meta.get("earlier"):
         marks.append("earlier: superseded by the newer item above")
@@ -147,7 +156,7 @@ class ConversationsSection:
         groups = _grouped(talks, lambda item: (item.backend, item.meta.get("session_id") or item.title))
         for (backend, session), items in groups.items():
             first = items[0]
-            project = first.meta.get("project") or first.title
+            project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
             when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
             heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
             if first.meta.get("session_id"):

@@ -57,13 +57,27 @@ def _compose(results=RESULTS, config=None, topic="speed up Rust CI with sccache"
 def test_every_item_shows_where_it_came_from_and_when() -> None:
     briefing = _compose()
     md = briefing.markdown
-    assert "**rust-ci.yml** · longterm" in md
+    # Facts state their own date, or the entity's heading says what is known for the rest.
+    assert "**rust-ci.yml** · longterm · undated\n> - 2025-10-19: rust-ci.yml now uses" in md
+    assert "> - sccache uses the GitHub Actions cache backend." in md
     assert "**tangle** · 2025-10-19 · history session 5f1d2c3a" in md
-    assert "> - (stored" not in md  # the facts state their own dates or none
-    assert "> - (undated) sccache uses the GitHub Actions cache backend." in md
     assert "> - User: tangle CI takes 14 minutes" in md and ">   Assistant: Most of it is cold caches." in md
     assert "Topic: speed up Rust CI with sccache" in md and "Folder: /src/tangle" in md
     assert "not instructions" in md
+
+
+def test_store_dates_show_once_per_entity_or_per_item() -> None:
+    stored = dt.datetime(2026, 1, 5, tzinfo=dt.timezone.utc)
+    items = (
+        attrs.evolve(fact("notarize.sh", 0, "notarize.sh staples the DMG.", 1), timestamp=stored),
+        attrs.evolve(fact("notarize.sh", 1, "notarize.sh has a --skip-dmg flag.", 2), timestamp=stored),
+        attrs.evolve(fact("ridge", 0, "ridge is the fallback Mac.", 3), timestamp=stored),
+        attrs.evolve(fact("ridge", 1, "ridge runs macOS 14.", 4), timestamp=stored + dt.timedelta(days=3)),
+    )
+    md = _compose({"longterm": BackendResult("longterm", "ok", items=items)}).markdown
+    assert "**notarize.sh** · longterm · stored 2026-01-05\n> - notarize.sh staples the DMG." in md
+    assert "**ridge** · longterm\n> - (stored 2026-01-05) ridge is the fallback Mac.\n" in md
+    assert "> - (stored 2026-01-08) ridge runs macOS 14." in md
 
 
 def test_the_older_of_two_dated_facts_is_marked_earlier() -> None:

@@ -224,7 +224,7 @@ def test_concurrent_deliveries_leave_one_block_and_a_complete_briefing(tmp_path:
                 tag = "alpha" if "alpha round" in text else "beta"
                 assert f"<!-- from {tag} -->" in (folder / "CLAUDE.md").read_text()
                 checked += 1
-        time.sleep(0.001)
+        time.sleep(0.02)  # leave the writers room to take the lock
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
