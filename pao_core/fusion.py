@@ -207,7 +207,8 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
         for slot, (date, i) in zip(slots, newest_first):
             item = originals[i]
             if item is not newest and date < newest_first[0][0]:
-                item = attrs.evolve(item, meta={**item.meta, "earlier": True, "superseded_by": newest.id})
+                item = attrs.evolve(item, meta={**item.meta, "earlier": True, "superseded_by": newest.id,
+                                                "superseded_on": newest_first[0][0].isoformat()})
             result[slot] = item
     return result
 

@@ -100,6 +100,13 @@ class SelfPrimingSection:
         )
 
 
+def _render_groups(items: Sequence[MemoryItem], key, group_lines) -> str | None:  # type: ignore[no-untyped-def]
+    """One block per group of ``items`` (by ``key``), each made by ``group_lines(key, items)``."""
+    if not items:
+        return None
+    return "\n\n".join("\n".join(group_lines(k, group)) for k, group in _grouped(items, key).items())
+
+
 @attrs.frozen
 class FactsSection:
     """Longterm facts grouped by entity; each line shows its date, earlier ones marked."""
@@ -111,21 +118,16 @@ class FactsSection:
 
     def render(self, context: BriefingContext) -> str | None:
         facts = [item for item in context.items if not _is_conversation(item)]
-        if not facts:
-            return None
-        blocks = []
-        for (backend, title), items in _grouped(facts, lambda item: (item.backend, item.title)).items():
-            undated = [item for item in items if text_date(item.text) is None]
-            stored = {_date(item.timestamp) for item in undated}
-            heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
-            if len(stored) == 1:  # one store date for the group: say it once
-                heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
-                shared = True
-            else:
-                shared = False
-            lines = [heading] + [_quoted(_fact_when(item, shared) + item.text, self.item_chars) for item in items]
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+        return _render_groups(facts, lambda item: (item.backend, item.title), self._entity)
+
+    def _entity(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
+        backend, title = key
+        stored = {_date(item.timestamp) for item in items if text_date(item.text) is None}
+        heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
+        shared = len(stored) == 1  # one store date for the group: say it once
+        if shared:
+            heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
+        return [heading] + [_quoted(_fact_when(item, shared) + item.text, self.item_chars) for item in items]
 
 
 def _fact_when(item: MemoryItem, shared: bool) -> str:
@@ -135,7 +137,7 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
     if text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
     if item.meta.get("earlier"):
-        marks.append("earlier: superseded by the newer item above")
+        marks.append(f"earlier: superseded by the {item.meta.get('superseded_on', 'newer')} item above")
     return f"({'; '.join(marks)}) " if marks else ""
 
 
@@ -150,20 +152,18 @@ class ConversationsSection:
 
     def render(self, context: BriefingContext) -> str | None:
         talks = [item for item in context.items if _is_conversation(item)]
-        if not talks:
-            return None
-        blocks = []
-        groups = _grouped(talks, lambda item: (item.backend, item.meta.get("session_id") or item.title))
-        for (backend, session), items in groups.items():
-            first = items[0]
-            project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
-            when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
-            heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
-            if first.meta.get("session_id"):
-                heading += f" session {clean_inline(str(session))[:8]}"
-            lines = [heading] + [_quoted(item.text, self.item_chars) for item in items]
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+        return _render_groups(talks, lambda item: (item.backend, item.meta.get("session_id") or item.title),
+                              self._session)
+
+    def _session(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
+        backend, session = key
+        first = items[0]
+        project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
+        when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
+        heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
+        if first.meta.get("session_id"):
+            heading += f" session {clean_inline(str(session))[:8]}"
+        return [heading] + [_quoted(item.text, self.item_chars) for item in items]
 
 
 def _date(value: dt.datetime | None) -> str:

@@ -85,7 +85,7 @@ def test_the_older_of_two_dated_facts_is_marked_earlier() -> None:
     newer = md.index("2025-10-19: rust-ci.yml now uses")
     older = md.index("2025-08-04: rust-ci.yml caches")
     assert newer < older
-    assert "(earlier: superseded by the newer item above) 2025-08-04" in md
+    assert "(earlier: superseded by the 2025-10-19 item above) 2025-08-04" in md
 
 
 def test_hostile_memory_is_inert() -> None:
