@@ -1,0 +1,210 @@
+"""Safe file writes: atomic replace, a pid lock file with stale-lock recovery, locked JSON edits.
+
+Everything pao writes into a user's world (briefings, CLAUDE.md, ``~/.claude.json``,
+the registry) goes through here, so that a crash or a concurrent writer never leaves
+a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from pao_core.errors import PaoError
+
+
+class LockTimeout(PaoError):
+    """A lock stayed held by a live process for longer than we were willing to wait."""
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Readers see the old content or the new content, never a mix. The file keeps its
+    permission bits (or gets ``mode``/0o644 when new).
+    """
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if mode is None:
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o644
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_owner(lock_path: Path) -> dict[str, Any] | None:
+    try:
+        owner = json.loads(lock_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return owner if isinstance(owner, dict) else {}
+
+
+def _is_stale(owner: dict[str, Any] | None, lock_path: Path, grace: float) -> bool:
+    """A lock is stale when its owner's pid is gone (on this host).
+
+    A lock file with unreadable content is stale once older than ``grace`` seconds
+    (its writer may be between ``open`` and ``write``).
+    """
+    if owner is None:
+        return False
+    if not owner:
+        try:
+            return time.time() - lock_path.stat().st_mtime > grace
+        except FileNotFoundError:
+            return False
+    if owner.get("host") not in (None, socket.gethostname()):
+        return False
+    return not _pid_alive(int(owner.get("pid", 0)))
+
+
+@contextlib.contextmanager
+def pid_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0, grace: float = 2.0) -> Iterator[None]:
+    """Hold ``lock_path``, a file created with ``O_CREAT|O_EXCL`` holding pid, host and time.
+
+    A lock whose owner process is gone is broken and taken over. Breaking is serialised
+    by a kernel lock on ``<lock>.break`` and re-checks staleness under it, so two
+    processes can never both break the same lock or break a live one.
+    """
+    path = Path(lock_path)
+    give_up = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            if _is_stale(_read_owner(path), path, grace):
+                _break_stale(path, grace)
+                continue
+            if time.monotonic() >= give_up:
+                owner = _read_owner(path) or {}
+                raise LockTimeout(
+                    f"{path} is held by process {owner.get('pid', '?')} since {owner.get('time', '?')}; "
+                    "wait for it, or remove the file if that process is not pao"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+            continue
+        try:
+            owner = {"pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}
+            os.write(fd, json.dumps(owner).encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        break
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            if (_read_owner(path) or {}).get("pid") == os.getpid():
+                path.unlink()
+
+
+def _break_stale(path: Path, grace: float) -> None:
+    guard = path.with_name(path.name + ".break")
+    with open(guard, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            if _is_stale(_read_owner(path), path, grace):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class UnreadableJSON(PaoError):
+    """A JSON file pao must edit does not parse; pao refuses to write over it."""
+
+
+def update_json(
+    path: str | os.PathLike[str],
+    change: Callable[[dict[str, Any]], None],
+    *,
+    lock_path: str | os.PathLike[str] | None = None,
+    backup: bool = True,
+    timeout: float = 10.0,
+) -> dict[str, Any]:
+    """Edit a JSON object file in place, safely; returns the new content.
+
+    Under the lock: re-read the file immediately before writing, apply ``change`` to
+    it (a function that mutates the dict), keep one backup (``<file>.bak``) of the
+    previous content, and replace the file atomically. Keys the change does not touch
+    are kept as they were, in their order. A file that does not parse is never
+    overwritten: :class:`UnreadableJSON` says which file and why.
+    """
+    target = Path(path)
+    lock = Path(lock_path) if lock_path else target.with_name(target.name + ".pao.lock")
+    with pid_lock(lock, timeout=timeout):
+        try:
+            original = target.read_bytes()
+        except FileNotFoundError:
+            original = None
+        try:
+            data = json.loads(original) if original and original.strip() else {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UnreadableJSON(f"{target} is not valid JSON ({exc}); fix or move it, pao will not overwrite it") from None
+        if not isinstance(data, dict):
+            raise UnreadableJSON(f"{target} holds a JSON {type(data).__name__}, not an object; pao will not overwrite it")
+        before = json.dumps(data, sort_keys=True)
+        change(data)
+        if json.dumps(data, sort_keys=True) != before:
+            if backup and original is not None:
+                atomic_write(target.with_name(target.name + ".bak"), original)
+            atomic_write(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return data
+
+
+def ensure_dir(path: str | os.PathLike[str]) -> Path:
+    """Create a folder (and parents) if missing; return it."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno == errno.EEXIST:
+            raise PaoError(f"{folder} exists and is not a folder") from None
+        raise PaoError(f"cannot create {folder}: {exc.strerror}") from None
+    return folder
