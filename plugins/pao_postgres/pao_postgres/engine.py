@@ -65,7 +65,8 @@ def engine_for(url: sa.URL, pool_size: int) -> sa.Engine:
 
 def _postgres_engine(url: sa.URL, pool_size: int) -> sa.Engine:
     engine = sa.create_engine(
-        url, pool_size=pool_size, max_overflow=2, pool_timeout=CONNECT_TIMEOUT_CAP, pool_recycle=1800, hide_parameters=True
+        url, pool_size=pool_size, max_overflow=2, pool_timeout=CONNECT_TIMEOUT_CAP, pool_recycle=1800,
+        pool_pre_ping=True, hide_parameters=True,
     )
 
     @sa.event.listens_for(engine, "do_connect")

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from pao_core.models import MemoryItem
 from pao_postgres.engine import transaction
+from pao_postgres.ranked import quote, ranked_postgres, ranked_sqlite, sqlite_all_terms
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ class Method:
     distinct terms (fewer when the topic has fewer; naming the entity exactly counts
     as one). ``name_bonus``: weight added, in units of the mean term weight, when the
     topic names the observation's entity. ``relative``: also drop what covers less
-    than this share of the best observation's coverage.
+    than this share of the best observation's coverage. ``pool``: how many
+    natively ranked candidates are scored for coverage.
     """
 
     any_term: bool = True
@@ -55,7 +57,8 @@ class Method:
     min_matches: int = 0
     name_bonus: float = 1.0
     relative: float = 0.0
-    df_cap: int = 5000
+    df_cap: int = 1000
+    pool: int = 200
 
     def required(self, term_count: int) -> int:
         return min(self.min_matches, term_count) if self.coverage else 0
@@ -74,6 +77,17 @@ class Weights:
 
     terms: tuple[float, ...]
     name_bonus: float
+    common: tuple[bool, ...] = ()
+
+    def candidate_terms(self, terms: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+        """The terms that fetch candidates, and whether all of them must match.
+
+        A term in ``df_cap`` observations or more is too common to fetch candidates
+        by (it still counts for coverage): the rarer terms fetch them, or, when every
+        term is that common, observations matching all terms.
+        """
+        rare = tuple(term for term, common in zip(terms, self.common or (False,) * len(terms)) if not common)
+        return (rare, False) if rare else (terms, True)
 
     @property
     def total(self) -> float:
@@ -97,7 +111,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
             rows = []
         else:
             weights = _weights(store, connection, topic, method)
-            ranked = _ranked_sqlite if store.is_sqlite else _ranked_postgres
+            ranked = ranked_sqlite if store.is_sqlite else ranked_postgres
             rows = _floor(ranked(store, connection, topic, limit * 4, method, weights), topic, method, weights)
     return [make_item(r.name, r.entity_type, r.content, r.position, r.created_at, r.score) for r in rows[:limit]]
 
@@ -105,7 +119,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
 def _floor(rows: list[Any], topic: Topic, method: Method, weights: Weights) -> list[Any]:
     if not method.coverage:
         return rows
-    required = method.required(len(topic.terms))
+    required = method.required(sum(1 for weight in weights.terms if weight > 0))
     least = method.floor * weights.total
     kept = [row for row in rows if row.matched >= required and row.covered >= least - 1e-9]
     if kept and method.relative:
@@ -123,9 +137,9 @@ def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, meth
     params.update({f"t{i}": _match_term(store, term) for i, term in enumerate(topic.terms)})
     t = store.tables
     if store.is_sqlite:
-        fts = _quote(t.fts_table)
+        fts = quote(t.fts_table)
         counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(count)]
-        size = f"(SELECT count(*) FROM {_quote(t.observations.name)})"
+        size = f"(SELECT count(*) FROM {quote(t.observations.name)})"
     else:
         vector = _compiled(connection, t.search_vector("postgresql"))
         table = _compiled(connection, t.observations)
@@ -139,8 +153,11 @@ def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, meth
         params["table_name"] = table
     row = connection.execute(sa.text(f"SELECT {size}, {', '.join(counts)}"), params).one()
     total = max(1, int(row[0]))
-    terms = tuple(math.log(1 + total / (int(df) + 1)) for df in row[1:])
-    return Weights(terms, method.name_bonus * (sum(terms) / len(terms)))
+    common = tuple(int(df) >= method.df_cap for df in row[1:])
+    # A term in df_cap observations or more says as little as a stop word: weight 0.
+    terms = tuple(0.0 if rare_not else math.log(1 + total / (int(df) + 1)) for df, rare_not in zip(row[1:], common))
+    useful = [weight for weight in terms if weight > 0]
+    return Weights(terms, method.name_bonus * (sum(useful) / len(useful) if useful else 1.0), common)
 
 
 def _match_term(store: LongtermStore, term: str) -> str:
@@ -163,8 +180,7 @@ def _original(store: LongtermStore, connection: sa.Connection, topic: Topic, lim
     joined = obs.join(ent, ent.c.id == obs.c.entity_id)
     rows: list[Any] = []
     if store.is_sqlite and topic.words:
-        match = " ".join(fts5_phrase(word) for word in topic.words)
-        rows = _sqlite_rows(store, connection, match, None, limit)
+        rows = sqlite_all_terms(store, connection, topic.words, limit)
     elif not store.is_sqlite and topic.text:
         tsquery = sa.func.plainto_tsquery(t.regconfig(), sa.bindparam("topic", topic.text))
         vector = t.search_vector("postgresql")
@@ -178,131 +194,3 @@ def _original(store: LongtermStore, connection: sa.Connection, topic: Topic, lim
     score = functools.reduce(lambda a, b: a + b, [sa.case((hit, 1), else_=0) for hit in hits]).label("score")
     query = sa.select(*columns, score).select_from(joined).where(sa.or_(*hits))
     return list(connection.execute(query.order_by(score.desc(), obs.c.created_at.desc(), obs.c.id).limit(limit)))
-
-
-# -- ranked and any modes: PostgreSQL ----------------------------------------------
-
-
-def _ranked_postgres(
-    store: LongtermStore, connection: sa.Connection, topic: Topic, fetch: int, method: Method, weights: Weights
-) -> list[Any]:
-    t = store.tables
-    obs, ent = t.observations, t.entities
-    names = topic.names if method.entity_names else ()
-    cfg = t.regconfig()
-    term_queries = [sa.func.plainto_tsquery(cfg, sa.bindparam(f"t{i}", term)) for i, term in enumerate(topic.terms)]
-    parts = [q.label(f"t{i}") for i, q in enumerate(term_queries)]
-    any_query = functools.reduce(lambda a, b: a.op("||")(b), term_queries) if term_queries else None
-    parts.append((any_query if any_query is not None else sa.func.to_tsquery("")).label("anyq"))
-    q = sa.select(*parts).cte("q")
-    vector = t.search_vector("postgresql")
-    name_vector = sa.func.to_tsvector(cfg, ent.c.name)
-    exact = sa.func.lower(ent.c.name).in_(names) if names else sa.false()
-
-    # Two index-backed candidate sets (text matches, entity matches), not one OR that scans.
-    selects = []
-    if term_queries:
-        selects.append(sa.select(obs.c.id).select_from(obs).join(q, sa.true()).where(vector.op("@@")(q.c.anyq)))
-    if method.entity_names:
-        by_name = sa.or_(name_vector.op("@@")(q.c.anyq), exact) if term_queries else exact
-        selects.append(
-            sa.select(obs.c.id).select_from(obs.join(ent, ent.c.id == obs.c.entity_id).join(q, sa.true())).where(by_name)
-        )
-    hits = (sa.union(*selects) if len(selects) > 1 else selects[0]).cte("hits")
-
-    matched: sa.ColumnElement = sa.literal(0)
-    covered: sa.ColumnElement = sa.literal(0.0)
-    for i in range(len(term_queries)):
-        term = q.c[f"t{i}"]
-        hit = vector.op("@@")(term)
-        if method.entity_names:
-            hit = sa.or_(hit, name_vector.op("@@")(term))
-        matched = matched + sa.case((hit, 1), else_=0)
-        covered = covered + sa.case((hit, weights.terms[i]), else_=0.0)
-    if method.entity_names:
-        matched = matched + sa.case((exact, 1), else_=0)
-        covered = covered + sa.case((exact, weights.name_bonus), else_=0.0)
-    rank = sa.func.ts_rank_cd(vector, q.c.anyq, 32) if term_queries else sa.literal(0.0)
-    score = (covered + rank) if method.coverage else rank
-    query = (
-        sa.select(
-            ent.c.name, ent.c.entity_type, obs.c.content, obs.c.position, obs.c.created_at,
-            matched.label("matched"), covered.label("covered"), score.label("score"),
-        )
-        .select_from(hits.join(obs, obs.c.id == hits.c.id).join(ent, ent.c.id == obs.c.entity_id).join(q, sa.true()))
-        .order_by(sa.desc("score"), obs.c.id)
-        .limit(fetch)
-    )
-    return list(connection.execute(query))
-
-
-# -- ranked and any modes: SQLite (FTS5) -------------------------------------------
-
-
-def _ranked_sqlite(
-    store: LongtermStore, connection: sa.Connection, topic: Topic, fetch: int, method: Method, weights: Weights
-) -> list[Any]:
-    names = topic.names if method.entity_names else ()
-    match = " OR ".join(fts5_phrase(term) for term in topic.terms) if topic.terms else None
-    return _sqlite_rows(store, connection, match, names, fetch, method=method, weights=weights, terms=topic.terms)
-
-
-def _sqlite_rows(
-    store: LongtermStore,
-    connection: sa.Connection,
-    match: str | None,
-    names: tuple[str, ...] | None,
-    limit: int,
-    *,
-    method: Method | None = None,
-    weights: Weights | None = None,
-    terms: tuple[str, ...] = (),
-) -> list[Any]:
-    t = store.tables
-    fts = _quote(t.fts_table)
-    o, e = t.observations, t.entities
-    oc = {key: _quote(o.c[key].name) for key in ("id", "entity_id", "content", "position", "created_at")}
-    ec = {key: _quote(e.c[key].name) for key in ("id", "name", "entity_type")}
-    params: dict[str, Any] = {"limit": limit, "match": match or '""'}
-    sources = []
-    if match is not None:
-        sources.append("SELECT id, rank FROM text_hits")
-    name_test = "0"
-    if names:
-        slots = ", ".join(f":n{i}" for i in range(len(names)))
-        params.update({f"n{i}": name for i, name in enumerate(names)})
-        name_test = f"(lower(e.{ec['name']}) IN ({slots}))"
-        sources.append(
-            f"SELECT o.{oc['id']} AS id, 0.0 AS rank FROM {_quote(o.name)} o JOIN {_quote(e.name)} e "
-            f"ON e.{ec['id']} = o.{oc['entity_id']} WHERE lower(e.{ec['name']}) IN ({slots})"
-        )
-    matched, covered = "0", "0.0"
-    coverage = method is not None and method.coverage and weights is not None
-    if coverage:
-        flags, weighted = [], []
-        for i, term in enumerate(terms):
-            params[f"t{i}"] = fts5_phrase(term)
-            params[f"w{i}"] = weights.terms[i]
-            flag = f"(h.id IN (SELECT rowid FROM {fts} WHERE {fts} MATCH :t{i}))"
-            flags.append(flag)
-            weighted.append(f"(CASE WHEN {flag} THEN :w{i} ELSE 0.0 END)")
-        params["bonus"] = weights.name_bonus
-        weighted.append(f"(CASE WHEN {name_test} THEN :bonus ELSE 0.0 END)")
-        matched = " + ".join([*flags, name_test])
-        covered = " + ".join(weighted)
-    score = f"({covered}) + h.rank / (1.0 + h.rank)" if coverage else "h.rank / (1.0 + h.rank)"
-    sql = (
-        # bm25() only works in the FTS query itself: materialise it before grouping.
-        f"WITH text_hits AS MATERIALIZED (SELECT rowid AS id, -bm25({fts}) AS rank FROM {fts} WHERE {fts} MATCH :match), "
-        f"hits AS (SELECT id, max(rank) AS rank FROM ({' UNION ALL '.join(sources)}) GROUP BY id) "
-        f"SELECT e.{ec['name']} AS name, e.{ec['entity_type']} AS entity_type, o.{oc['content']} AS content, "
-        f"o.{oc['position']} AS position, o.{oc['created_at']} AS created_at, {matched} AS matched, "
-        f"{covered} AS covered, {score} AS score "
-        f"FROM hits h JOIN {_quote(o.name)} o ON o.{oc['id']} = h.id JOIN {_quote(e.name)} e ON e.{ec['id']} = o.{oc['entity_id']} "
-        f"ORDER BY score DESC, h.id LIMIT :limit"
-    )
-    return list(connection.execute(sa.text(sql), params))
-
-
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
