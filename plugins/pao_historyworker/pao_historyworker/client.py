@@ -140,6 +140,7 @@ class HistoryClient:
 
     def _post(self, body: dict[str, Any], deadline: float, request_id: int | None = None) -> dict[str, Any]:
         import requests
+        import urllib3
 
         url = self.options.url or ""
         remaining = deadline - time.monotonic()
@@ -170,10 +171,15 @@ class HistoryClient:
             raise HistoryRequestFailed(f"cannot reach {url}: {_root_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
             raise HistoryRequestFailed(f"request to {url} failed: {_root_reason(exc)}") from None
+        except urllib3.exceptions.ReadTimeoutError:
+            raise HistoryTimeout(f"{url} stopped answering before the deadline") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise HistoryRequestFailed(f"reading the answer of {url} failed: {_root_reason(exc)}") from None
 
     def _chunks(self, response: requests.Response, deadline: float) -> Iterator[bytes]:
+        """The body as it arrives (``read1`` returns what is there, so a trickle cannot outlive the deadline)."""
         size = 0
-        for chunk in response.iter_content(CHUNK):
+        while chunk := response.raw.read1(CHUNK, decode_content=True):
             size += len(chunk)
             if size > self.options.max_response_bytes:
                 raise HistoryRequestFailed(f"response over {self.options.max_response_bytes} bytes")

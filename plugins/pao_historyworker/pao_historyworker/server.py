@@ -79,6 +79,7 @@ class HistoryHandler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors the stdlib detects (a malformed request line, bad headers) as JSON-RPC errors too."""
         self.close_connection = True
+        self.request_version = self.protocol_version  # answer an unparsable request line with HTTP/1.1 too
         reason = message or HTTPStatus(code).phrase
         self._send(HTTPStatus(code), wire.error_body(None, wire.INVALID_REQUEST, reason))
 
