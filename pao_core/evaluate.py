@@ -258,7 +258,7 @@ def consistency_checks(runs: Sequence[QueryRun], corpus: Path) -> dict[str, Any]
                 if pair["newer"] in ids and pair["older"] in ids:
                     both += 1
                     older = run.briefing.items[ids.index(pair["older"])]
-                    ordered += ids.index(pair["newer"]) < ids.index(pair["older"]) and bool(older.meta.get("earlier"))
+                    ordered += ids.index(pair["newer"]) < ids.index(pair["older"]) and bool(older.fusion.get("earlier"))
         result["superseded_pairs_shown"] = both
         result["superseded_pairs_ordered"] = ordered
     if groups_path.exists():

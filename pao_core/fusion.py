@@ -6,9 +6,9 @@
 * Relevance floors: ``floors[backend]`` is a minimum native score for that backend;
   ``relative_floor`` drops items scoring below that fraction of the backend's best.
 * Near-duplicates (the same fact in other words, maybe under another entity) keep
-  the better-ranked item, which lists the others in ``meta["duplicates"]``.
+  the better-ranked item, which lists the others in ``fusion["duplicates"]``.
 * Supersession: dated items about the same subject are ordered newest first; the
-  older one is marked ``meta["earlier"] = True`` and names its successor.
+  older one is marked ``fusion["earlier"] = True`` and names its successor.
 * The budget is applied on the rendered briefing by :func:`fit_budget`.
 """
 
@@ -121,7 +121,7 @@ def reciprocal_rank(per_backend: Mapping[str, Sequence[MemoryItem]], k: int) -> 
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
             first.setdefault(key, item)
     order = sorted(scores, key=lambda key: (-scores[key], first[key].backend, first[key].id))
-    return [attrs.evolve(first[key], meta={**first[key].meta, "fused_score": round(scores[key], 6)}) for key in order]
+    return [attrs.evolve(first[key], fusion={**first[key].fusion, "fused_score": round(scores[key], 6)}) for key in order]
 
 
 MIN_SHARED = 4
@@ -164,8 +164,8 @@ def drop_near_duplicates(items: Sequence[MemoryItem], threshold: float) -> list[
             kept.append(item)
             continue
         other = kept[twin]
-        dropped = [*other.meta.get("duplicates", ()), item.id]
-        kept[twin] = attrs.evolve(other, meta={**other.meta, "duplicates": dropped})
+        dropped = [*other.fusion.get("duplicates", ()), item.id]
+        kept[twin] = attrs.evolve(other, fusion={**other.fusion, "duplicates": dropped})
     return kept
 
 
@@ -207,7 +207,7 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
         for slot, (date, i) in zip(slots, newest_first):
             item = originals[i]
             if item is not newest and date < newest_first[0][0]:
-                item = attrs.evolve(item, meta={**item.meta, "earlier": True, "superseded_by": newest.id,
+                item = attrs.evolve(item, fusion={**item.fusion, "earlier": True, "superseded_by": newest.id,
                                                 "superseded_on": newest_first[0][0].isoformat()})
             result[slot] = item
     return result

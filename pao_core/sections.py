@@ -136,8 +136,8 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
     marks = []
     if text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
-    if item.meta.get("earlier"):
-        marks.append(f"earlier: superseded by the {item.meta.get('superseded_on', 'newer')} item above")
+    if item.fusion.get("earlier"):
+        marks.append(f"earlier: superseded by the {item.fusion.get('superseded_on', 'newer')} item above")
     return f"({'; '.join(marks)}) " if marks else ""
 
 

@@ -222,7 +222,7 @@ def test_brief_write_delivers_without_spawning(pao, tmp_path: Path) -> None:
     assert "obs:rust-ci.yml#1" in ids
     if "obs:rust-ci.yml#0" in ids:  # the superseded fact comes after its successor, marked
         assert ids.index("obs:rust-ci.yml#0") > ids.index("obs:rust-ci.yml#1")
-        assert data["items"][ids.index("obs:rust-ci.yml#0")]["meta"]["earlier"] is True
+        assert data["items"][ids.index("obs:rust-ci.yml#0")]["fusion"]["earlier"] is True
     claude = (folder / "CLAUDE.md").read_text()
     assert claude.startswith("# tangle\nkeep me\n") and BEGIN in claude and "\n@CONTEXT_BRIEFING.md\n" in claude
 

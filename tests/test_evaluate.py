@@ -77,7 +77,7 @@ def test_supersession_and_duplicate_checks(corpus: Path) -> None:
     mac = Query("q15", "x", "in-domain", "macapp", "mac-notarization")
     pair = json.loads((corpus / "contradictions.jsonl").read_text().splitlines()[0])
     newer = MemoryItem("longterm", pair["newer"], "e", "t", meta={})
-    older = MemoryItem("longterm", pair["older"], "e", "t", meta={"earlier": True})
+    older = MemoryItem("longterm", pair["older"], "e", "t", fusion={"earlier": True})
     twin = [json.loads(line)["ids"] for line in (corpus / "near_duplicates.jsonl").read_text().splitlines()][0]
     report = score([_run(mac, [newer, older]), _run(mac, [older, newer]), _run(mac, [_obs(twin[0]), _obs(twin[1])])],
                    corpus)

@@ -34,7 +34,7 @@ def test_rank_fusion_ignores_raw_scores_across_engines() -> None:
     quiet = [item("b", f"b{i}", f"beta {i}", rank=i, score=0.001 / i) for i in range(1, 4)]
     fused = reciprocal_rank({"a": loud, "b": quiet}, k=60)
     assert [i.id for i in fused] == ["a1", "b1", "a2", "b2", "a3", "b3"]
-    assert fused[0].meta["fused_score"] == round(1 / 61, 6)
+    assert fused[0].fusion["fused_score"] == round(1 / 61, 6)
 
 
 def test_floors_are_per_backend_and_failed_backends_are_skipped() -> None:
@@ -58,7 +58,7 @@ def test_near_duplicates_across_entities_keep_the_better_ranked() -> None:
     sibling = item("a", "obs:x#2", "bramble-03 is an Intel NUC 11 at 10.20.0.13.", rank=4)
     kept = drop_near_duplicates([first, twin, other, sibling], threshold=0.5)
     assert [i.id for i in kept] == ["obs:ARC runners#3", "obs:x#1", "obs:x#2"]
-    assert kept[0].meta["duplicates"] == ["obs:runner policy#0"]
+    assert kept[0].fusion["duplicates"] == ["obs:runner policy#0"]
 
 
 def test_text_dates() -> None:
@@ -75,8 +75,8 @@ def test_newer_dated_item_comes_first_and_the_older_is_marked() -> None:
     unrelated = item("a", "obs:Lena#0", "2024-01-01: Lena gave Sam the starter.", rank=4, title="Lena")
     ordered = order_superseded([older, undated, newer, unrelated])
     assert [i.id for i in ordered] == ["obs:Gus#9", "obs:Gus#1", "obs:Gus#4", "obs:Lena#0"]
-    assert ordered[2].meta["earlier"] is True and ordered[2].meta["superseded_by"] == "obs:Gus#9"
-    assert "earlier" not in ordered[0].meta and "earlier" not in ordered[1].meta
+    assert ordered[2].fusion["earlier"] is True and ordered[2].fusion["superseded_by"] == "obs:Gus#9"
+    assert "earlier" not in ordered[0].fusion and "earlier" not in ordered[1].fusion
 
 
 def test_dated_items_about_different_things_are_not_superseded() -> None:
@@ -103,7 +103,7 @@ def test_supersession_pulls_the_newer_item_above_the_cut() -> None:
     fused = fuse({"a": result("a", older, *fillers, newer)}, FusionOptions(max_items=3))
     assert [i.id for i in fused] == ["obs:ci#3", "obs:f0#0", "obs:f1#0"]
     longer = fuse({"a": result("a", older, *fillers, newer)}, FusionOptions(max_items=10))
-    assert longer[0].id == "obs:ci#3" and longer[-1].id == "obs:ci#0" and longer[-1].meta["earlier"]
+    assert longer[0].id == "obs:ci#3" and longer[-1].id == "obs:ci#0" and longer[-1].fusion["earlier"]
 
 
 def test_fuse_caps_items_and_keeps_every_backend_represented() -> None:

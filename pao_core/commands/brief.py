@@ -42,6 +42,7 @@ def briefing_json(briefing: Briefing) -> dict[str, Any]:
                 "rank": item.rank,
                 "kind": item.kind,
                 "meta": dict(item.meta),
+                "fusion": dict(item.fusion),
             }
             for item in briefing.items
         ],
