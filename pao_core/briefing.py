@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pao_core import fusion
 from pao_core.models import BackendResult, Briefing, BriefingContext, MemoryItem
-from pao_core.sanitize import truncate
+from pao_core.sanitize import clean_inline, truncate
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -42,8 +42,9 @@ def resolve_sections(sections: Iterable[BriefingSection]) -> list[BriefingSectio
 
 
 def header(context: BriefingContext, generated_at: dt.datetime) -> str:
-    answered = [f"{name} ({result.count})" for name, result in context.backends.items() if result.status == "ok"]
-    stores = ", ".join(answered) if answered else "none answered"
+    answered = [f"{clean_inline(name)} ({result.count})" for name, result in context.backends.items()
+                if result.status == "ok"]
+    stores = ", ".join(answered) if answered else ("none answered" if context.backends else "none configured")
     lines = [
         TITLE,
         "",

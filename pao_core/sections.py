@@ -69,7 +69,7 @@ class TopicSection:
         lines = [f"Topic: {truncate(clean_inline(context.topic), TOPIC_CHARS)}"]
         for folder in context.folders:
             lines.append(f"Folder: {truncate(clean_inline(folder), TOPIC_CHARS)}")
-        failed = [f"{name} ({result.status})" for name, result in context.backends.items() if result.status != "ok"]
+        failed = [f"{clean_inline(name)} ({result.status})" for name, result in context.backends.items() if result.status != "ok"]
         if failed:
             lines.append(f"Memory stores that did not answer: {', '.join(failed)}.")
         return "  \n".join(lines)
@@ -86,7 +86,7 @@ class SelfPrimingSection:
     def render(self, context: BriefingContext) -> str | None:
         if context.items:
             return None
-        stores = ", ".join(context.backends) or "none configured"
+        stores = _names(context) or "none configured"
         return "\n".join(
             [
                 f"None of the memory stores ({stores}) returned anything relevant to this topic. "
@@ -166,6 +166,10 @@ class ConversationsSection:
         return [heading] + [_quoted(item.text, self.item_chars) for item in items]
 
 
+def _names(context: BriefingContext) -> str:
+    return ", ".join(clean_inline(name) for name in context.backends)
+
+
 def _date(value: dt.datetime | None) -> str:
     return value.date().isoformat() if value else "undated"
 
@@ -181,7 +185,7 @@ class MoreSection:
             return None
         return (
             '`pao brief "<other words>" --json` searches every memory store again '
-            f"({', '.join(context.backends)}) and shows each item's id, score and date."
+            f"({_names(context)}) and shows each item's id, score and date."
         )
 
 
