@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import random
@@ -56,11 +57,12 @@ def vocabulary(size: int = 30_000, seed: int = 3) -> list[str]:
 
 
 VOCABULARY = vocabulary()
-ZIPF = [1 / (rank + 10) for rank in range(len(VOCABULARY))]
+ZIPF = list(itertools.accumulate(1 / (rank + 10) for rank in range(len(VOCABULARY))))
+"""Cumulative Zipf weights (``random.choices(cum_weights=...)`` is then O(log n) a draw)."""
 
 
 def sentence(rng: random.Random, length: int) -> str:
-    picks = rng.choices(VOCABULARY, weights=ZIPF, k=length)
+    picks = rng.choices(VOCABULARY, cum_weights=ZIPF, k=length)
     return " ".join(word if rng.random() < 0.6 else rng.choice(FILLER) for word in picks).capitalize() + "."
 
 
@@ -106,7 +108,7 @@ def topics(count: int, seed: int = 11) -> list[str]:
     """Half the topics from the topic words, half drawn like the text itself."""
     rng = random.Random(seed)
     return [
-        " ".join(rng.sample(WORDS, rng.randint(2, 6)) if n % 2 else rng.choices(VOCABULARY, weights=ZIPF, k=rng.randint(3, 8)))
+        " ".join(rng.sample(WORDS, rng.randint(2, 6)) if n % 2 else rng.choices(VOCABULARY, cum_weights=ZIPF, k=rng.randint(3, 8)))
         for n in range(count)
     ]
 
