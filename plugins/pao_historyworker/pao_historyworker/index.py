@@ -69,6 +69,8 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-32000")  # 32 MB: a query reads posting lists of several terms
+        conn.execute("PRAGMA mmap_size=268435456")
         if create:
             conn.executescript(_SCHEMA)
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
