@@ -42,8 +42,20 @@ class GatherOptions:
 
 @attrs.frozen
 class BriefingOptions:
+    """``[briefing]``: the file's name, its size budget and how fusion ranks and cuts.
+
+    ``floors`` maps a backend name to the lowest native score kept from it;
+    ``relative_floor`` drops items below that share of their backend's best score.
+    """
+
     budget_chars: int = 6000
     filename: str = "CONTEXT_BRIEFING.md"
+    max_items: int = 12
+    item_chars: int = 600
+    rrf_k: int = 60
+    floors: Mapping[str, float] = attrs.field(factory=dict)
+    relative_floor: float = 0.0
+    duplicate_similarity: float = 0.5
 
 
 @attrs.frozen

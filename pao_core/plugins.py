@@ -36,6 +36,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
     "pao_core.commands.brief",
     "pao_core.commands.agents",
+    "pao_core.commands.evaluate",
+    "pao_core.sections",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
