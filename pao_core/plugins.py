@@ -38,6 +38,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.agents",
     "pao_core.commands.evaluate",
     "pao_core.sections",
+    "pao_core.hosts.codex",
+    "pao_core.hosts.gemini",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 

@@ -1,0 +1,87 @@
+"""What the Codex and Gemini CLI profiles share: options, the nudge, the briefing block, transcripts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import attrs
+
+from pao_core.models import SpawnRequest
+
+TRANSCRIPT_WAIT = 3.0
+"""How long ``session_id`` waits for a transcript to appear after the nudge (seconds)."""
+
+CLOCK_SLACK = dt.timedelta(seconds=2)
+"""A session may carry a start time this much before the record's (clock granularity)."""
+
+
+@attrs.frozen
+class HostOptions:
+    """``[hosts.NAME]``: the CLI's executable (default: the host's own name on PATH) and extra arguments."""
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+
+
+def nudge_text(request: SpawnRequest, briefing_file: str) -> str:
+    """One line asking the agent to take up the topic with its briefing (already in its context)."""
+    topic = " ".join(request.topic.split())
+    return f"Your task: {topic}. Your briefing from pao is {os.path.basename(briefing_file)} (already in your context); use it, then start."
+
+
+def embedded_block(briefing_file: str, markdown: str, budget_chars: int) -> str:
+    """The briefing's own text for a context file that has no import syntax, cut to the budget.
+
+    HTML comment openers are defused so that memory text can never end pao's marked block.
+    """
+    name = os.path.basename(briefing_file)
+    body = markdown.replace("<!--", "<! --").strip()
+    if len(body) > budget_chars:
+        cut = body.rfind("\n", 0, budget_chars)
+        body = body[: cut if cut > 0 else budget_chars].rstrip() + f"\n\n(cut to {budget_chars} characters; the rest is in {name})"
+    return f"pao's briefing for this task (a copy of {name}):\n\n{body}"
+
+
+def session_started(meta: dict[str, Any], key: str) -> dt.datetime | None:
+    """The aware start time under ``key`` of a transcript's header, if it parses."""
+    value = meta.get(key)
+    if not isinstance(value, str):
+        return None
+    try:
+        started = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return started if started.tzinfo else started.replace(tzinfo=dt.timezone.utc)
+
+
+def first_json_line(path: Path) -> dict[str, Any] | None:
+    """The first line of a JSON-lines file as an object, or ``None`` (missing, empty, not JSON)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            line = handle.readline()
+        value = json.loads(line)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def wait_for_session(find: Callable[[], str | None], timeout: float = TRANSCRIPT_WAIT) -> str | None:
+    """Call ``find`` until it returns an id or ``timeout`` passes (a transcript lags the submit)."""
+    give_up = time.monotonic() + timeout
+    while True:
+        found = find()
+        if found is not None or time.monotonic() >= give_up:
+            return found
+        time.sleep(0.1)
+
+
+def earliest_since(sessions: Iterable[tuple[dt.datetime, str]], since: dt.datetime) -> str | None:
+    """The id of the first session that started at or after ``since`` (less the clock slack)."""
+    floor = since - CLOCK_SLACK
+    chosen = min(((started, sid) for started, sid in sessions if started >= floor), default=None)
+    return chosen[1] if chosen else None
