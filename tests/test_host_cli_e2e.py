@@ -29,7 +29,7 @@ from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
 from pao_core.readiness import ScreenReader
 from pao_core.testing.host_cases import CASES
-from pao_core.testing.hostrun import PrivateTmux, loopback_only_problem, watch
+from pao_core.testing.hostrun import PrivateTmux, fail_unless_loopback_only, watch
 
 MARKER = "QUOKKA-7731"
 TOPIC = "tidy the invoice exporter"
@@ -51,9 +51,7 @@ class OneNoteBackend:
 
 @pytest.fixture
 def real_cli_allowed() -> None:
-    problem = loopback_only_problem()
-    if problem:
-        pytest.fail(problem)
+    fail_unless_loopback_only()
 
 
 @pytest.mark.realcli

@@ -37,6 +37,15 @@ def loopback_only_problem() -> str | None:
     )
 
 
+def fail_unless_loopback_only() -> None:
+    """In a test: fail (never skip) when a real CLI must not run here."""
+    problem = loopback_only_problem()
+    if problem:
+        import pytest
+
+        pytest.fail(problem)
+
+
 def network_interfaces() -> list[str]:
     """This process's network interfaces.
 
