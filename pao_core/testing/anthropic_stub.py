@@ -220,7 +220,10 @@ def _handler_for(stub: AnthropicStub) -> type[BaseHTTPRequestHandler]:
             self.send_header("cache-control", "no-cache")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the CLI gave up (interrupted, killed): nothing left to tell it
 
     return Handler
 

@@ -44,18 +44,28 @@ def cli_path(version: str) -> Path:
     return path
 
 
+def network_interfaces() -> list[str]:
+    """The interfaces of this process's network namespace.
+
+    Read from ``/proc/self/net/dev``: ``/sys/class/net`` shows the namespace that
+    mounted sysfs, so inside ``unshare --net`` it still lists the host's interfaces.
+    """
+    try:
+        lines = Path("/proc/self/net/dev").read_text(encoding="ascii").splitlines()[2:]
+    except OSError:
+        return []
+    return sorted(line.split(":", 1)[0].strip() for line in lines if ":" in line)
+
+
 def loopback_only() -> bool:
     """True when the only network interface here is ``lo`` (a fresh ``unshare --net``)."""
-    try:
-        return sorted(os.listdir("/sys/class/net")) == ["lo"]
-    except FileNotFoundError:
-        return False
+    return network_interfaces() == ["lo"]
 
 
 def isolation_problem() -> str | None:
     """Why a real CLI must not start here, or ``None``: as root, only inside a loopback-only namespace."""
     if os.geteuid() == 0 and not loopback_only():
-        interfaces = ", ".join(sorted(os.listdir("/sys/class/net"))) if os.path.isdir("/sys/class/net") else "?"
+        interfaces = ", ".join(network_interfaces()) or "?"
         return (
             f"running as root with network interfaces {interfaces}: real-CLI tests must run inside "
             "`unshare --net` (scripts/test does this)"
