@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pao_core.testing.hostrun import PrivateTmux, loopback_only_problem, watch  # noqa: E402
+from pao_core.testing.claude_cli import isolation_problem  # noqa: E402
+from pao_core.testing.hostrun import HostTmux, watch  # noqa: E402
 
 # name -> (preseed, user setup, git folder, drop these variables, wait for this text, then busy turn)
 SCENARIOS = {
@@ -40,7 +41,7 @@ SCENARIOS = {
 
 
 def main(hosts: list[str]) -> int:
-    if loopback_only_problem():
+    if isolation_problem():
         script = "ip link set lo up && exec \"$0\" \"$@\""
         return subprocess.call(["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, *hosts])
     for host in hosts or list(SCENARIOS):
@@ -69,7 +70,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
     if git:
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
-           "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull}
+           "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, f"PAO_{host.upper()}_COMMAND": str(case.binary)}
     with case.make_stub() as stub:
         if user_setup:
             env.update(case.user_setup(home, stub))
@@ -85,16 +86,16 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
             (home / ".gemini" / "settings.json").write_text("{}\n")
         for name in drop:
             env.pop(name, None)
-        tmux = PrivateTmux(env)
+        tmux = HostTmux(f"pao-test-{os.getpid()}-{host}")
         try:
-            pane = tmux.start(folder, [str(case.binary), *profile.command(request)[1:]])
+            pane = tmux.start("golden", str(folder), profile.command(request), env)
             classify = lambda screen: _state(detector, screen)  # noqa: E731
             if wait_text:
                 frames = _until_text(tmux, pane, classify, wait_text)
                 _save(out / f"{scenario}.txt", frames[-1].screen)
                 print(f"{host} {scenario}: {frames[-1].state} after {frames[-1].at:.2f} s")
                 return
-            frames = watch(lambda: tmux.read(pane), classify, lambda s: s in ("ready", "blocked"), 60)
+            frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked"), 60)
             print(f"{host} {scenario}: {frames[-1].state} after {frames[-1].at:.2f} s")
             _save(out / "ready.txt", frames[-1].screen)
             starting = [f for f in frames if f.state == "busy" and f.screen.strip()]
@@ -104,21 +105,21 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
                 stub.delay = 4.0
                 tmux.paste(pane, profile.nudge(request, str(folder / "CONTEXT_BRIEFING.md")))
                 time.sleep(0.5)
-                _save(out / "nudge-pasted.txt", tmux.read(pane))
+                _save(out / "nudge-pasted.txt", tmux.capture(pane))
                 tmux.press(pane, profile.submit_key)
-                busy = watch(lambda: tmux.read(pane), classify, lambda s: s == "busy", 20)
+                busy = watch(lambda: tmux.capture(pane), classify, lambda s: s == "busy", 20)
                 _save(out / "working.txt", busy[-1].screen)
-                done = watch(lambda: tmux.read(pane), classify, lambda s: s == "ready", 30)
+                done = watch(lambda: tmux.capture(pane), classify, lambda s: s == "ready", 30)
                 _save(out / "ready-after-turn.txt", done[-1].screen)
         finally:
             tmux.close()
 
 
 def _until_text(tmux, pane, classify, text):
-    frames = watch(lambda: tmux.read(pane), lambda screen: ("seen" if text in screen else "waiting", None),
+    frames = watch(lambda: tmux.capture(pane), lambda screen: ("seen" if text in screen else "waiting", None),
                    lambda s: s == "seen", 60)
     time.sleep(0.3)  # let the dialog finish drawing
-    screen = tmux.read(pane)
+    screen = tmux.capture(pane)
     state, _ = classify(screen)
     return [*frames[:-1], type(frames[-1])(frames[-1].at, state, None, screen)]
 

@@ -29,7 +29,7 @@ from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
 from pao_core.readiness import ScreenReader
 from pao_core.testing.host_cases import CASES
-from pao_core.testing.hostrun import PrivateTmux, fail_unless_loopback_only, watch
+from pao_core.testing.hostrun import HostTmux, fail_unless_loopback_only, watch
 
 MARKER = "QUOKKA-7731"
 TOPIC = "tidy the invoice exporter"
@@ -88,11 +88,11 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
                              target="", created_at=dt.datetime.now(dt.timezone.utc))
         reader = ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
         classify = lambda screen: (lambda v: (v.state, v.reason))(reader.classify(screen))  # noqa: E731
-        tmux = PrivateTmux(env)
+        tmux = HostTmux(f"pao-test-{os.getpid()}-{host}")
         try:
             command = profile.command(request)
-            pane = tmux.start(folder, command)
-            frames = watch(lambda: tmux.read(pane), classify, lambda s: s in ("ready", "blocked"), 90)
+            pane = tmux.start("agent", str(folder), command, env)
+            frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked"), 90)
             states = [f.state for f in frames]
             assert "blocked" not in states, frames[-1].screen
             assert states[-1] == "ready", f"not ready after 90 s: {states}\n{frames[-1].screen}"
@@ -100,7 +100,7 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
 
             tmux.paste(pane, nudge)
             tail = nudge.split()[-1]
-            shown = watch(lambda: tmux.read(pane), lambda s: ("shown" if tail in s else "no", None),
+            shown = watch(lambda: tmux.capture(pane), lambda s: ("shown" if tail in s else "no", None),
                           lambda s: s == "shown", 20)
             assert shown[-1].state == "shown", shown[-1].screen
             _submit(tmux, pane, profile.submit_key, reader)
@@ -117,20 +117,20 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
             tmux.close()
 
 
-def _submit(tmux: PrivateTmux, pane: str, key: str, reader: ScreenReader) -> None:
+def _submit(tmux: HostTmux, pane: str, key: str, reader: ScreenReader) -> None:
     """Press the submit key until the agent is busy or the input is empty again (twice at most).
 
     A key that follows a paste too closely can be taken as part of the paste (Gemini
     CLI); pao's lifecycle presses a second time for the same reason.
     """
     for _attempt in range(2):
-        before = tmux.read(pane)
+        before = tmux.capture(pane)
         tmux.press(pane, key)
-        frames = watch(lambda: tmux.read(pane), lambda s: (reader.classify(s).state, None),
+        frames = watch(lambda: tmux.capture(pane), lambda s: (reader.classify(s).state, None),
                        lambda s: s in ("busy", "ready"), 5)
         if frames[-1].state in ("busy", "ready") and frames[-1].screen != before:
             return
-    raise AssertionError(f"{key} did not submit the nudge:\n{tmux.read(pane)}")
+    raise AssertionError(f"{key} did not submit the nudge:\n{tmux.capture(pane)}")
 
 
 def _check_host_side(host: str, home: Path, folder: Path, session: str, command: list[str], sent) -> None:

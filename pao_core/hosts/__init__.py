@@ -1,5 +1,7 @@
-"""Host-agent profiles: each coding-agent CLI pao can start, and the screens it shows.
+"""Host-agent profiles: everything specific to one coding-agent CLI.
 
-A profile module registers itself as a default plugin (``pao_host_agents`` and
-``pao_readiness_detectors``); everything host-specific lives in it.
+``claude_code``, ``codex`` and ``gemini`` are default plugins: each contributes its
+profile (command line, context file and block, trust pre-seeding, transcripts) and
+its screen detector through the ``pao_host_agents`` and ``pao_readiness_detectors``
+hooks. Nothing host-specific lives outside this package.
 """
