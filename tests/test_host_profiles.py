@@ -20,7 +20,12 @@ from pao_core.hosts.gemini import GeminiHost
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_core.tomlfile import UnreadableTOML
+from pao_core.errors import PaoError
 from pao_core.files import UnreadableJSON
+from pao_core.testing.host_cases import CASES
+from pao_core.testing.hostrun import fail_unless_loopback_only
+
+CODEX, GEMINI = CodexHost(HostOptions("/opt/codex")), GeminiHost(HostOptions("/opt/gemini"))
 
 NOW = dt.datetime.now(dt.timezone.utc)
 
@@ -48,12 +53,20 @@ def test_both_hosts_are_default_plugins(pao) -> None:
 
 def test_command_lines_run_unattended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAO_CODEX_COMMAND", "/opt/codex/bin/codex")
+    monkeypatch.setenv("PAO_GEMINI_COMMAND", "/opt/gemini")
     codex, gemini = _host("codex"), _host("gemini")
     assert codex.command(_request(tmp_path, "codex")) == [
         "/opt/codex/bin/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
     first, second = gemini.command(_request(tmp_path, "gemini")), gemini.command(_request(tmp_path, "gemini"))
-    assert first[:3] == ["gemini", "--yolo", "--session-id"] and len(first[3]) == 36
+    assert first[:3] == ["/opt/gemini", "--yolo", "--session-id"] and len(first[3]) == 36
     assert first[3] != second[3], "every start gets its own session id"
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_missing_cli_is_one_line_naming_the_fix(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(PaoError, match=f"no `{host}` on PATH: install .* or set PAO_{host.upper()}_COMMAND"):
+        _host(host).command(_request(tmp_path, host))
 
 
 def test_config_table_adds_arguments(pao_config_file: Path, tmp_path: Path) -> None:
@@ -196,13 +209,14 @@ def test_codex_session_is_the_first_in_the_folder_since_the_start(tmp_path: Path
     _rollout(home, "mine", tmp_path, NOW + dt.timedelta(seconds=2))
     _rollout(home, "later", tmp_path, NOW + dt.timedelta(seconds=30))
     record = _record(tmp_path, "codex", created_at=NOW)
-    assert CodexHost().session_id(record) == "mine"
-    assert CodexHost().resume_command(record)[-2:] == ["resume", "mine"]
-    assert CodexHost().resume_command(_record(tmp_path, "codex", session_id="given"))[-1] == "given"
+    assert CODEX.session_id(record) == "mine"
+    assert CODEX.resume_command(record) == [
+        "/opt/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "resume", "mine"]
+    assert CODEX.resume_command(_record(tmp_path, "codex", session_id="given"))[-1] == "given"
 
 
 def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path: Path, isolated_home: Path) -> None:
-    host = GeminiHost()
+    host = GeminiHost(HostOptions("/opt/gemini"))
     chosen = host.command(_request(tmp_path, "gemini"))[3]
     assert host.session_id(_record(tmp_path, "gemini", created_at=NOW)) == chosen
     project = isolated_home / "user" / ".gemini" / "tmp" / "work"
@@ -210,7 +224,7 @@ def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path:
     (project / ".project_root").write_text(str(tmp_path))
     header = {"sessionId": "from-disk", "startTime": (NOW + dt.timedelta(seconds=1)).isoformat(), "kind": "main"}
     (project / "chats" / "session-x-fromdisk.jsonl").write_text(json.dumps(header) + "\n")
-    fresh = GeminiHost()
+    fresh = GeminiHost(HostOptions("/opt/gemini"))
     assert fresh.session_id(_record(tmp_path, "gemini", created_at=NOW)) == "from-disk"
     assert fresh.resume_command(_record(tmp_path, "gemini", created_at=NOW))[-2:] == ["--resume", "from-disk"]
 
@@ -219,3 +233,22 @@ def test_codex_session_waits_only_briefly_when_there_is_none(tmp_path: Path) -> 
     started = dt.datetime.now()
     assert CodexHost().session_id(_record(tmp_path, "codex")) is None
     assert (dt.datetime.now() - started).total_seconds() < 10
+
+
+def test_consent_gaps_name_what_the_user_must_set_up(isolated_home: Path) -> None:
+    assert "codex login" in CODEX.consent_gaps({})[0]
+    codex_config = isolated_home / "user" / ".codex" / "config.toml"
+    codex_config.parent.mkdir()
+    codex_config.write_text('model_provider = "p"\n[model_providers.p]\nenv_key = "P_KEY"\n')
+    assert "P_KEY" in CODEX.consent_gaps({})[0]
+    assert CODEX.consent_gaps({"P_KEY": "k"}) == []
+    assert "GEMINI_API_KEY" in GEMINI.consent_gaps({})[0]
+    assert GEMINI.consent_gaps({"GEMINI_API_KEY": "k"}) == []
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("host", sorted(CASES))
+def test_version_of_the_pinned_cli_is_a_known_one(host: str) -> None:
+    fail_unless_loopback_only()
+    profile = {"codex": CodexHost, "gemini": GeminiHost}[host](HostOptions(str(CASES[host].binary)))
+    assert profile.version() in profile.known_versions()

@@ -19,10 +19,12 @@ import attrs
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts.common import (
     HostOptions,
+    cli_version,
     earliest_since,
     embedded_block,
     first_json_line,
     nudge_text,
+    resolve_executable,
     session_started,
     wait_for_session,
 )
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "codex"
+KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
+"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/codex)."""
+INSTALL_HINT = "install Codex CLI (npm install -g @openai/codex) or set PAO_CODEX_COMMAND"
 UNATTENDED = ("--no-daemon", "--dangerously-bypass-approvals-and-sandbox")
 """No shared background server left running after exit; no approval prompts (pao's agents run unattended)."""
 
@@ -60,7 +65,7 @@ class CodexHost:
 
     @property
     def executable(self) -> str:
-        return self.options.command or "codex"
+        return resolve_executable(self.options, "codex", INSTALL_HINT)
 
     def command(self, request: SpawnRequest) -> list[str]:
         return [self.executable, *UNATTENDED, *self.options.args]
@@ -81,6 +86,32 @@ class CodexHost:
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         return nudge_text(request, briefing_file)
+
+    def version(self) -> str | None:
+        return cli_version(self.executable)
+
+    def known_versions(self) -> tuple[str, ...]:
+        return KNOWN_VERSIONS
+
+    def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """What the user must set up once: a sign-in or a model provider whose key is in the environment."""
+        import tomllib
+
+        env = os.environ if environ is None else environ
+        home = codex_home(env)
+        try:
+            config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            config = {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            return [f"{home / 'config.toml'} is not valid TOML ({exc}); fix or move it"]
+        provider = config.get("model_provider")
+        key = ((config.get("model_providers") or {}).get(provider) or {}).get("env_key") if provider else None
+        if key and not env.get(key):
+            return [f"Codex's model provider {provider!r} reads its key from {key}, which is not set"]
+        if not provider and not (home / "auth.json").exists() and not env.get("OPENAI_API_KEY"):
+            return ["Codex has no sign-in: run `codex login` once, or configure a model provider in config.toml"]
+        return []
 
     def session_id(self, record: AgentRecord) -> str | None:
         return wait_for_session(lambda: find_session(codex_home(), record.folder, record.created_at))

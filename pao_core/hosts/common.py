@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
+import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -26,6 +29,28 @@ class HostOptions:
 
     command: str | None = None
     args: tuple[str, ...] = ()
+
+
+def resolve_executable(options: HostOptions, default: str, install_hint: str) -> str:
+    """The configured command, or ``default`` found on PATH; a one-line error naming the fix otherwise."""
+    if options.command:
+        return options.command
+    found = shutil.which(default)
+    if not found:
+        from pao_core.errors import PaoError
+
+        raise PaoError(f"no `{default}` on PATH: {install_hint}")
+    return found
+
+
+def cli_version(executable: str, timeout: float = 10.0) -> str | None:
+    """``EXECUTABLE --version``'s version number, or ``None`` when it cannot be run."""
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"\b(\d+\.\d+\.\d+)\b", done.stdout)
+    return match.group(1) if match else None
 
 
 def nudge_text(request: SpawnRequest, briefing_file: str) -> str:

@@ -11,6 +11,7 @@ session id is chosen up front (``--session-id``); transcripts are
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
@@ -19,7 +20,15 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import attrs
 
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts.common import HostOptions, earliest_since, first_json_line, nudge_text, session_started
+from pao_core.hosts.common import (
+    HostOptions,
+    cli_version,
+    earliest_since,
+    first_json_line,
+    nudge_text,
+    resolve_executable,
+    session_started,
+)
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
 if TYPE_CHECKING:
@@ -29,6 +38,9 @@ if TYPE_CHECKING:
     from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "gemini"
+KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
+"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/gemini)."""
+INSTALL_HINT = "install Gemini CLI (npm install -g @google/gemini-cli; node 20 or newer) or set PAO_GEMINI_COMMAND"
 UNATTENDED = ("--yolo",)
 """Every tool call is accepted without asking (pao's agents run unattended)."""
 
@@ -58,7 +70,7 @@ class GeminiHost:
 
     @property
     def executable(self) -> str:
-        return self.options.command or "gemini"
+        return resolve_executable(self.options, "gemini", INSTALL_HINT)
 
     def command(self, request: SpawnRequest) -> list[str]:
         """Start with a fresh session id, remembered for :meth:`session_id` in this process."""
@@ -82,6 +94,27 @@ class GeminiHost:
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         return nudge_text(request, briefing_file)
+
+    def version(self) -> str | None:
+        return cli_version(self.executable)
+
+    def known_versions(self) -> tuple[str, ...]:
+        return KNOWN_VERSIONS
+
+    def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """What the user must set up once: an API key for API-key sign-in (pao's default choice)."""
+        env = os.environ if environ is None else environ
+        settings_file = gemini_dir(env) / "settings.json"
+        try:
+            settings = json.loads(settings_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            settings = {}
+        except (ValueError, UnicodeDecodeError):
+            return [f"{settings_file} is not plain JSON; pao cannot pre-seed it (remove comments, or fix it)"]
+        chosen = ((settings.get("security") or {}).get("auth") or {}).get("selectedType", "gemini-api-key")
+        if chosen == "gemini-api-key" and not env.get("GEMINI_API_KEY"):
+            return ["Gemini CLI signs in with an API key here, and GEMINI_API_KEY is not set"]
+        return []
 
     def session_id(self, record: AgentRecord) -> str | None:
         known = self._sessions.get((record.name, os.path.realpath(record.folder)))
