@@ -70,9 +70,14 @@ def test_a_missing_cli_is_one_line_naming_the_fix(host: str, tmp_path: Path, mon
 
 
 def test_config_table_adds_arguments(pao_config_file: Path, tmp_path: Path) -> None:
-    pao_config_file.write_text('[hosts.gemini]\ncommand = "/x/gemini"\nargs = ["--model", "flash"]\n')
-    command = _host("gemini").command(_request(tmp_path, "gemini"))
+    pao_config_file.write_text(
+        '[hosts.gemini]\ncommand = "/x/gemini"\nargs = ["--model", "flash"]\nenv = {GEMINI_CLI_NO_RELAUNCH = "true"}\n'
+    )
+    gemini = _host("gemini")
+    command = gemini.command(_request(tmp_path, "gemini"))
     assert command[0] == "/x/gemini" and command[-2:] == ["--model", "flash"]
+    assert gemini.environment(_request(tmp_path, "gemini")) == {"GEMINI_CLI_NO_RELAUNCH": "true"}
+    assert _host("codex").environment(_request(tmp_path, "codex")) == {}
 
 
 def test_bad_host_options_name_the_key(pao_config_file: Path) -> None:

@@ -71,7 +71,8 @@ class CodexHost:
         return [self.executable, *UNATTENDED, *self.options.args]
 
     def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        return {}
+        """Only the configured extras: the agent inherits pao's own environment already."""
+        return dict(self.options.env)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return embedded_block(briefing_file, briefing_markdown, self.budget_chars)

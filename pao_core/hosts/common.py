@@ -25,10 +25,11 @@ CLOCK_SLACK = dt.timedelta(seconds=2)
 
 @attrs.frozen
 class HostOptions:
-    """``[hosts.NAME]``: the CLI's executable (default: the host's own name on PATH) and extra arguments."""
+    """``[hosts.NAME]``: the CLI's executable (default: the host's own name on PATH), extra arguments, extra environment."""
 
     command: str | None = None
     args: tuple[str, ...] = ()
+    env: dict[str, str] = attrs.field(factory=dict)
 
 
 def resolve_executable(options: HostOptions, default: str, install_hint: str) -> str:

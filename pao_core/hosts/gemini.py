@@ -79,7 +79,8 @@ class GeminiHost:
         return [self.executable, *UNATTENDED, "--session-id", session, *self.options.args]
 
     def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        return {}
+        """Only the configured extras: the agent inherits pao's own environment already."""
+        return dict(self.options.env)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"
