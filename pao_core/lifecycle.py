@@ -73,9 +73,9 @@ def send_text(
     """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
 
     Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
-    placeholder) than before the paste. Taken: the agent shows activity (busy or
-    waiting), or the text left the input (it vanished or moved up, away from the
-    bottom). The key is pressed a second time, once, if the first press changed nothing.
+    placeholder) than before the paste. Taken: an idle agent starts showing activity
+    (busy or waiting), or the text left the input (it vanished or moved up, away from
+    the bottom). The key is pressed a second time, once, if the first press changed nothing.
     """
     reject_control(text, "the text", allow_newlines=True)
     if not text.strip():
@@ -94,11 +94,14 @@ def send_text(
         raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
     probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
     position = _chars_after(shown, probe)
+    active = ("busy", "waiting")
+    # activity proves the submission only when the agent was idle before the key press
+    idle_before = reader.classify(shown).state not in active
 
     def is_taken(screen: str) -> bool:
         if screen == shown:
             return False
-        if reader.classify(screen).state in ("busy", "waiting"):
+        if idle_before and reader.classify(screen).state in active:
             return True
         now = _chars_after(screen, probe)
         return now is None or (position is not None and now > position)
@@ -137,18 +140,10 @@ class Agents:
     # -- resolution --------------------------------------------------------------
 
     def host(self, name: str) -> HostAgent:
-        hosts = {h.name: h for h in reversed(self.plugins.host_agents(self.config))}
-        if name not in hosts:
-            known = ", ".join(sorted(hosts)) or "none installed"
-            raise ValidationError(f"unknown host agent {name!r} (known: {known})")
-        return hosts[name]
+        return _first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        drivers = {d.name: d for d in reversed(self.plugins.terminal_drivers(self.config))}
-        if name not in drivers:
-            known = ", ".join(sorted(drivers)) or "none installed"
-            raise ValidationError(f"unknown terminal {name!r} (known: {known})")
-        return drivers[name]
+        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -290,6 +285,15 @@ class Agents:
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
             return dict(zip(names, pool.map(run, names)))
+
+
+def _first_named(objects: list[Any], name: str, what: str) -> Any:
+    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    for candidate in objects:
+        if candidate.name == name:
+            return candidate
+    known = ", ".join(sorted({o.name for o in objects})) or "none installed"
+    raise ValidationError(f"unknown {what} {name!r} (known: {known})")
 
 
 def driver_pid(driver: TerminalDriver, target: str) -> int | None:

@@ -48,6 +48,9 @@ def brief(
     )
 
 
+SESSION_WAIT = 3.0
+"""Seconds to wait after the nudge for the host's session id (later commands look again)."""
+
 Reporter = Callable[[str, float, str], None]
 """Called as each spawn step ends: (step label, elapsed seconds, detail)."""
 
@@ -96,10 +99,16 @@ def spawn(
     try:
         briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
-        briefing_file = os.path.join(request.folder, config.briefing.filename)
-        block = host_agent.context_block(briefing_file, briefing.markdown)
-        deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block)
-        plugins.briefing_written(briefing, request.folder, briefing_file)
+        block = host_agent.context_block(config.briefing.filename, briefing.markdown)
+        delivery = deliver(
+            briefing,
+            request.folder,
+            config=config,
+            context_file=host_agent.context_file,
+            context_block=block,
+            plugins=plugins,
+        )
+        briefing_file = str(delivery.briefing_path)
         clock.done("4 deliver", briefing_file)
         host_agent.preseed(request.folder)
         clock.done("5 pre-seed", host_agent.name)
@@ -121,7 +130,8 @@ def spawn(
     except BaseException:
         _abandon(agents, request.name, driver, target)
         raise
-    record = agents.registry.update(request.name, state=state, session_id=host_agent.session_id(record))
+    session = _await_session(host_agent, record) if state == "busy" else host_agent.session_id(record)
+    record = agents.registry.update(request.name, state=state, session_id=session)
     plugins.agent_spawned(record)
     return Spawned(record, tuple(steps), briefing)
 
@@ -133,7 +143,8 @@ class Plan:
     request: SpawnRequest
     host: HostAgent
     driver: TerminalDriver
-    derived_name: bool
+    base_name: str | None
+    """The folder's name when the agent's name was derived from it (``api`` for ``api-2``)."""
 
 
 def validate(
@@ -152,21 +163,23 @@ def validate(
     topics.reject_control(topic, "the topic")
     if len(topic) > topics.MAX_TOPIC_CHARS:
         raise ValidationError(f"the topic is longer than {topics.MAX_TOPIC_CHARS} characters")
-    cwd = env.get("PWD") if env.get("PWD") and os.path.isdir(env["PWD"]) else None
+    cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
     if folder is None:
         split = topics.split_topic(topic, cwd=cwd)
-        topic, folder = split.topic, split.folder or cwd or os.getcwd()
+        topic, folder = split.topic, split.folder or cwd
     topic = " ".join(topic.split())
     if not topic:
         raise ValidationError("the topic is empty: say what the agent should work on")
     real_folder = topics.resolve_folder(folder, cwd=cwd)
+    base = None
     if name is not None:
         topics.reject_control(name, "the agent name")
         chosen = topics.check_name(name)
         if chosen in agents.registry.names():
             raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
     else:
-        chosen = topics.unique_name(topics.name_from_folder(real_folder), agents.registry.names())
+        base = topics.name_from_folder(real_folder)
+        chosen = topics.unique_name(base, agents.registry.names())
     host_agent = agents.host(host or config.spawn.host)
     driver = agents.driver(terminal or config.spawn.terminal)
     reason = driver.availability()
@@ -176,7 +189,11 @@ def validate(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
     )
     _check_command(host_agent, request, env)
-    return Plan(request, host_agent, driver, derived_name=name is None)
+    gaps = getattr(host_agent, "consent_gaps", None)  # optional: what only the user may answer
+    missing = gaps(env) if callable(gaps) else []
+    if missing:
+        raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
+    return Plan(request, host_agent, driver, base_name=base)
 
 
 def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> None:
@@ -194,9 +211,22 @@ def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[st
 def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
     request = plan.request
     record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="")
-    if plan.derived_name:  # another pao may have taken the name since step 1 looked
-        return registry.add_unique(record, lambda n: topics.numbered(request.name, n))
+    base = plan.base_name
+    if base is not None:  # another pao may have taken the name since step 1 looked
+        return registry.add_unique(record, lambda n: topics.numbered(base, n))
     return registry.add(record)
+
+
+def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
+    """The host's session id, which appears once the agent took its first message (the nudge)."""
+    give_up = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        session = host_agent.session_id(record)
+        if session or time.monotonic() >= give_up:
+            return session
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
 
 
 def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> None:

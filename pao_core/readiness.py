@@ -1,9 +1,9 @@
 """Reading an agent's screen: combined detector verdicts, readiness polling, screen waits.
 
-Polls back off while the screen stands still: the next poll comes after a tenth of
+Polls back off while the screen stands still: the next poll comes after a twentieth of
 the time the screen has been unchanged, at least ``FIRST_POLL`` and at most
 ``MAX_POLL``. A screen that just changed is read again within tens of milliseconds
-(start-up is drawing; the ready prompt is near), a screen frozen for ten seconds
+(start-up is drawing; the ready prompt is near), a screen frozen for twenty seconds
 once a second.
 """
 
@@ -84,7 +84,7 @@ class Ready:
 
 def next_delay(still_for: float) -> float:
     """The pause before the next poll, given how long the screen has stood still."""
-    return min(MAX_POLL, max(FIRST_POLL, still_for / 10))
+    return min(MAX_POLL, max(FIRST_POLL, still_for / 20))
 
 
 def last_words(screen: str) -> str:

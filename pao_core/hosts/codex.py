@@ -26,7 +26,6 @@ from pao_core.hosts.common import (
     nudge_text,
     resolve_executable,
     session_started,
-    wait_for_session,
 )
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
@@ -115,7 +114,7 @@ class CodexHost:
         return []
 
     def session_id(self, record: AgentRecord) -> str | None:
-        return wait_for_session(lambda: find_session(codex_home(), record.folder, record.created_at))
+        return find_session(codex_home(), record.folder, record.created_at)
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or find_session(codex_home(), record.folder, record.created_at)

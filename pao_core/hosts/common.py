@@ -8,16 +8,12 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import attrs
 
 from pao_core.models import SpawnRequest
-
-TRANSCRIPT_WAIT = 3.0
-"""How long ``session_id`` waits for a transcript to appear after the nudge (seconds)."""
 
 CLOCK_SLACK = dt.timedelta(seconds=2)
 """A session may carry a start time this much before the record's (clock granularity)."""
@@ -94,16 +90,6 @@ def first_json_line(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def wait_for_session(find: Callable[[], str | None], timeout: float = TRANSCRIPT_WAIT) -> str | None:
-    """Call ``find`` until it returns an id or ``timeout`` passes (a transcript lags the submit)."""
-    give_up = time.monotonic() + timeout
-    while True:
-        found = find()
-        if found is not None or time.monotonic() >= give_up:
-            return found
-        time.sleep(0.1)
 
 
 def earliest_since(sessions: Iterable[tuple[dt.datetime, str]], since: dt.datetime) -> str | None:

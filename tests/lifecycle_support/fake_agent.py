@@ -10,7 +10,9 @@ Behaviour knobs come from the environment (which also proves pao passed it):
 FAKE_AGENT_START_DELAY (seconds of a blank "starting" screen), FAKE_AGENT_DIALOG=1
 (a trust dialog that never goes away), FAKE_AGENT_EXIT=<message> (print and exit 3),
 FAKE_AGENT_BUSY (seconds of work per message), FAKE_AGENT_SWALLOW_ENTER=N (ignore the
-first N Enter presses), FAKE_AGENT_ECHO_ENV=NAME (show that variable on screen).
+first N Enter presses), FAKE_AGENT_SWALLOW_BUSY_ENTER=N (ignore N presses while busy), FAKE_AGENT_ECHO_ENV=NAME (show that variable on screen), FAKE_AGENT_STAMPS=<file>
+(write the wall-clock times the program started and first drew its ready screen,
+for the benchmarks).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class FakeAgent:
         self.input = ""
         self.pastes: dict[str, str] = {}
         self.busy_until = 0.0
+        self.busy_started = 0.0
+        self.swallow_busy = int(os.environ.get("FAKE_AGENT_SWALLOW_BUSY_ENTER", "0"))
         self.swallow = int(os.environ.get("FAKE_AGENT_SWALLOW_ENTER", "0"))
         self.busy_for = float(os.environ.get("FAKE_AGENT_BUSY", "0.3"))
         os.makedirs(os.path.join(STATE_DIR, "sessions"), exist_ok=True)
@@ -52,8 +56,9 @@ class FakeAgent:
     def draw(self) -> None:
         width = max(20, shutil.get_terminal_size().columns)
         lines = list(self.transcript[-30:])
-        if time.monotonic() < self.busy_until:
-            lines.append("✻ Working… (esc to interrupt)")
+        now = time.monotonic()
+        if now < self.busy_until:  # a live timer, like real agents: the screen keeps changing
+            lines.append(f"✻ Working… ({now - self.busy_started:.1f}s · esc to interrupt)")
         lines += ["─" * width, f"❯{NBSP}{self.input}", "─" * width, "  ? for shortcuts"]
         sys.stdout.write("\x1b[H\x1b[2J" + "\r\n".join(lines))
         sys.stdout.flush()
@@ -67,6 +72,9 @@ class FakeAgent:
             self.input += text
 
     def submit(self) -> None:
+        if self.swallow_busy > 0 and time.monotonic() < self.busy_until:
+            self.swallow_busy -= 1
+            return
         if self.swallow > 0:
             self.swallow -= 1
             return
@@ -81,7 +89,8 @@ class FakeAgent:
         for path in (os.path.join(STATE_DIR, "received.jsonl"), self.session_file):
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
-        self.busy_until = time.monotonic() + self.busy_for
+        self.busy_started = time.monotonic()
+        self.busy_until = self.busy_started + self.busy_for
         self.transcript.append(f"● received {len(text)} characters")
 
     def feed(self, data: bytes, buffer: bytearray) -> None:
@@ -112,22 +121,26 @@ class FakeAgent:
                 self.input += buffer[:char_len].decode("utf-8", "replace")
                 del buffer[:char_len]
 
-    def run(self) -> None:
+    def run(self, started: float) -> None:
         buffer = bytearray()
-        busy_shown = False
         self.draw()
+        drawn_at = time.monotonic()
+        stamps = os.environ.get("FAKE_AGENT_STAMPS")
+        if stamps:
+            with open(stamps, "w", encoding="utf-8") as handle:
+                json.dump({"start": started, "ready": time.time()}, handle)
         while True:
             ready, _, _ = select.select([sys.stdin.fileno()], [], [], 0.05)
+            now = time.monotonic()
             if ready:
                 data = os.read(sys.stdin.fileno(), 65536)
                 if not data:
                     return
                 self.feed(data, buffer)
-                self.draw()
-                busy_shown = time.monotonic() < self.busy_until
-            elif busy_shown and time.monotonic() >= self.busy_until:
-                busy_shown = False
-                self.draw()
+            elif not (now - 0.2 > drawn_at and now < self.busy_until + 0.5):
+                continue  # nothing new to show
+            self.draw()
+            drawn_at = now
 
 
 def _utf8_length(first: int) -> int:
@@ -135,6 +148,7 @@ def _utf8_length(first: int) -> int:
 
 
 def main(argv: list[str]) -> int:
+    started = time.time()
     resumed = len(argv) >= 2 and argv[0] == "--resume"
     session = argv[1] if resumed else str(uuid.uuid4())
     sys.stdout.write("starting fake agent…\r\n")
@@ -152,7 +166,7 @@ def main(argv: list[str]) -> int:
     tty.setraw(sys.stdin.fileno())
     sys.stdout.write("\x1b[?2004h")
     try:
-        FakeAgent(session, resumed).run()
+        FakeAgent(session, resumed).run(started)
     except KeyboardInterrupt:
         return 130
     finally:

@@ -76,6 +76,8 @@ class FakeHostPlugin:
     def __init__(self) -> None:
         self.host = FakeHost()
         self.detector = FakeDetector()
+        self.spawned: list[AgentRecord] = []
+        self.written: list[tuple[str, str]] = []
 
     @hookimpl
     def pao_host_agents(self, config: object) -> list[FakeHost]:
@@ -84,6 +86,14 @@ class FakeHostPlugin:
     @hookimpl
     def pao_readiness_detectors(self, config: object) -> list[FakeDetector]:
         return [self.detector]
+
+    @hookimpl
+    def pao_agent_spawned(self, record: AgentRecord) -> None:
+        self.spawned.append(record)
+
+    @hookimpl
+    def pao_briefing_written(self, briefing: object, folder: str, path: str) -> None:
+        self.written.append((folder, path))
 
 
 def received(folder: str | os.PathLike[str]) -> list[dict]:

@@ -8,6 +8,7 @@ read ``;`` and key names in user text as tmux syntax.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -30,6 +32,8 @@ USER_DEFAULT_SERVER = "default"
 """The socket name that means the user's own default tmux server (opt-in only)."""
 
 MIN_VERSION = (3, 0)
+SPAWN_RETRY_SECONDS = 3.0
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 _SOCKET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PANE_ID = re.compile(r"^%[0-9]+$")
 _KEY_NAME = re.compile(r"^(?:[CMS]-)*[A-Za-z][A-Za-z0-9]{0,15}$")
@@ -66,9 +70,7 @@ class TmuxDriver:
         binary = shutil.which("tmux")
         if binary is None:
             return "tmux is not installed (apt-get install tmux, or brew install tmux)"
-        try:
-            import libtmux  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("libtmux") is None:
             return "libtmux is not installed in pao's environment (pip install libtmux)"
         version = _tmux_version(binary)
         if version is None or version < MIN_VERSION:
@@ -82,20 +84,15 @@ class TmuxDriver:
         fd, spec_path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"argv": list(command), "env": dict(env)}, handle)
-        launcher = [sys.executable, "-m", "pao_tmux.launch", spec_path]
+        # -I -S: the launcher needs only the standard library, so skip site's start-up cost
+        launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
         # remain-on-exit in the same command queue as the window's birth: an agent that
         # dies at once still leaves its last screen behind for pao to report.
         window_args = ["-n", name, "-c", folder, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
         server = self._server()
         try:
-            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
-            if result.returncode != 0 and _missing_session(result.stderr):
-                size = ["-x", str(self.options.width), "-y", str(self.options.height)]
-                result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
-                if result.returncode != 0 and any("duplicate session" in line for line in result.stderr):
-                    result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
-            pane_id = self._check(result, f"start window {name!r}")[0].strip()
+            pane_id = self._check(self._new_window(server, window_args), f"start window {name!r}", server)[0].strip()
         except BaseException:
             _unlink(spec_path)
             raise
@@ -109,8 +106,8 @@ class TmuxDriver:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer")
-            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}")
+            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer", server)
+            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}", server)
         except TmuxError:
             server.cmd("delete-buffer", "-b", buffer)  # paste -d deletes it only on success
             raise
@@ -122,15 +119,15 @@ class TmuxDriver:
         if not _KEY_NAME.match(key):
             raise ValidationError(f"{key!r} is not a tmux key name")
         server, pane = self._address(target)
-        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}")
+        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}", server)
 
     def read(self, target: str) -> str:
         """The visible screen; for a dead pane, its last output (tmux scrolls it up on exit)."""
         server, pane = self._address(target)
         result = server.cmd("display-message", "-p", "-t", pane, "#{pane_dead}", ";", "capture-pane", "-p", "-t", pane)
-        lines = self._check(result, f"read {target}")
+        lines = self._check(result, f"read {target}", server)
         if lines and lines[0] == "1":
-            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}")
+            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}", server)
             return "\n".join(line for line in history if line.strip()) + "\n"
         return "\n".join(lines[1:]) + "\n"
 
@@ -142,7 +139,7 @@ class TmuxDriver:
         server, pane = self._address(target)
         result = server.cmd("kill-window", "-t", pane)
         if result.returncode != 0 and not _gone(result.stderr):
-            self._check(result, f"kill {target}")
+            self._check(result, f"kill {target}", server)
 
     # -- additions -----------------------------------------------------------------
 
@@ -151,10 +148,24 @@ class TmuxDriver:
         value = self._pane_field(target, "#{pane_pid}")
         return int(value) if value and value.isdigit() else None
 
-    def server_alive(self) -> bool:
-        return self._server().cmd("list-sessions").returncode == 0
-
     # -- machinery -------------------------------------------------------------------
+
+    def _new_window(self, server: libtmux.Server, window_args: list[str]) -> Any:
+        """A window in pao's session, making the session (and server) when missing.
+
+        Retried briefly: when the last window closes, the session and then the server
+        go away in the background, and a command arriving meanwhile fails.
+        """
+        size = ["-x", str(self.options.width), "-y", str(self.options.height)]
+        give_up = time.monotonic() + SPAWN_RETRY_SECONDS
+        while True:
+            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
+            if result.returncode == 0 or not _missing_session(result.stderr):
+                return result
+            result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
+            if result.returncode == 0 or time.monotonic() > give_up:
+                return result
+            time.sleep(0.02)
 
     def _pane_field(self, target: str, fmt: str) -> str | None:
         server, pane = self._address(target)
@@ -162,7 +173,7 @@ class TmuxDriver:
         if result.returncode != 0:
             if _gone(result.stderr):
                 return None
-            self._check(result, f"inspect {target}")
+            self._check(result, f"inspect {target}", server)
         return result.stdout[0].strip() if result.stdout else None
 
     def _server(self, socket: str | None = None) -> libtmux.Server:
@@ -177,12 +188,13 @@ class TmuxDriver:
             raise ValidationError(f"{target!r} is not a tmux target (SOCKET:%PANE)")
         return self._server(socket), pane
 
-    def _check(self, result: Any, doing: str) -> list[str]:
+    @staticmethod
+    def _check(result: Any, doing: str, server: libtmux.Server) -> list[str]:
         if result.returncode == 0:
             return list(result.stdout)
         message = " ".join(result.stderr) or f"exit status {result.returncode}"
         if any(marker in message for marker in _NO_SERVER):
-            socket = result.cmd[result.cmd.index("-L") + 1] if "-L" in result.cmd else USER_DEFAULT_SERVER
+            socket = server.socket_name or USER_DEFAULT_SERVER
             raise TmuxError(f"cannot {doing}: the tmux server {socket!r} is not running")
         if _gone(result.stderr):
             raise TmuxError(f"cannot {doing}: its tmux window is gone")
@@ -191,7 +203,7 @@ class TmuxDriver:
 
 def _missing_session(stderr: Sequence[str]) -> bool:
     text = " ".join(stderr)
-    return "can't find session" in text or any(marker in text for marker in _NO_SERVER)
+    return "can't find session" in text or "no current target" in text or any(m in text for m in _NO_SERVER)
 
 
 def _gone(stderr: Sequence[str]) -> bool:

@@ -1,9 +1,10 @@
-"""Start an agent inside its tmux pane: ``python -m pao_tmux.launch SPEC``.
+"""Start an agent inside its tmux pane: ``python -I -S .../pao_tmux/launch.py SPEC``.
 
 SPEC is a private (0600) JSON file ``{"argv": [...], "env": {...}}`` written by the
 driver; it is read and deleted at once, then the agent replaces this process. This way
 neither the command's words nor the environment (which may hold API keys) ever pass
 through tmux's command line, its shell, or a server started with another environment.
+It uses the standard library only: it runs without ``site`` to start fast.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ PANE_OWN = ("TERM", "TMUX", "TMUX_PANE")
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m pao_tmux.launch SPEC", file=sys.stderr)
+        print("usage: python -I -S launch.py SPEC", file=sys.stderr)
         return 2
     try:
         with open(argv[0], encoding="utf-8") as handle:
