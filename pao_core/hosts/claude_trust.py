@@ -87,7 +87,7 @@ def claude_lock(config_file: Path, *, timeout: float = 10.0) -> Iterator[None]:
             os.rmdir(lock_dir)
 
 
-def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True) -> None:
+def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True, timeout: float = 10.0) -> None:
     """Mark ``folder`` trusted in ``~/.claude.json`` (and bypass mode accepted when ``bypass``)."""
     config_file = claude_config_path(home)
 
@@ -105,7 +105,7 @@ def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True) 
         if bypass:
             data["bypassPermissionsModeAccepted"] = True
 
-    update_json(config_file, change, hold=lambda: claude_lock(config_file))
+    update_json(config_file, change, timeout=timeout, hold=lambda: claude_lock(config_file, timeout=timeout))
 
 
 def accept_bypass_warning(*, home: Path | None = None) -> None:

@@ -69,6 +69,16 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)  # a killed CLI drops its connections; anything else shows
+
+
 @attrs.define
 class AnthropicStub:
     """The stub server; use as a context manager or call ``start``/``stop``."""
@@ -80,7 +90,7 @@ class AnthropicStub:
     host: str = "127.0.0.1"
     port: int = 0
     requests: list[RecordedRequest] = attrs.field(factory=list)
-    _server: ThreadingHTTPServer | None = attrs.field(default=None, repr=False)
+    _server: _QuietServer | None = attrs.field(default=None, repr=False)
     _thread: threading.Thread | None = attrs.field(default=None, repr=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
     _changed: threading.Condition = attrs.field(init=False, repr=False)
@@ -93,8 +103,7 @@ class AnthropicStub:
         return f"http://{self.host}:{self.port}"
 
     def start(self) -> AnthropicStub:
-        self._server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _QuietServer((self.host, self.port), _handler_for(self))
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-stub", daemon=True)
         self._thread.start()
@@ -220,10 +229,7 @@ def _handler_for(stub: AnthropicStub) -> type[BaseHTTPRequestHandler]:
             self.send_header("cache-control", "no-cache")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
-            try:
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the CLI gave up (interrupted, killed): nothing left to tell it
+            self.wfile.write(payload)
 
     return Handler
 
