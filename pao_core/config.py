@@ -86,9 +86,20 @@ class PaoConfig:
 def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
     where = str(source) if source else "configuration"
     if isinstance(exc, cattrs.BaseValidationError):
-        messages = cattrs.transform_error(exc, path=prefix)
+        messages = cattrs.transform_error(exc, path=prefix, format_exception=_format_exception)
         return f"{where}: " + "; ".join(messages)
     return f"{where}: {prefix}: {exc}"
+
+
+def _format_exception(exc: BaseException, type_: Any) -> str:
+    """cattrs' wording, plus the reason an attrs validator gave (it names the field)."""
+    from cattrs.v import format_exception
+
+    text = format_exception(exc, type_)
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, ValueError) and detail and detail not in text:
+        text = f"{text}: {detail}"
+    return text
 
 
 def _mask(value: Any, key: str = "") -> Any:

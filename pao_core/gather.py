@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -69,10 +70,11 @@ def gather(
     started = time.monotonic()
     pending: list[tuple[str, float, Future[Any]]] = []
     results: dict[str, BackendResult] = {}
-    for backend in backends:
-        name = getattr(backend, "name", None) or type(backend).__name__
-        if name in results or any(name == other for other, _, _ in pending):
-            results[name] = BackendResult(name, "error", error="two backends share this name; rename one in the config")
+    named = [(getattr(backend, "name", None) or type(backend).__name__, backend) for backend in backends]
+    counts = Counter(name for name, _ in named)
+    for name, backend in named:
+        if counts[name] > 1:
+            results[name] = BackendResult(name, "error", error=f"{counts[name]} backends share this name; rename them in the config")
             continue
         deadline = started + (timeouts or {}).get(name, timeout)
         future: Future[Any] = Future()

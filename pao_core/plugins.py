@@ -35,6 +35,7 @@ ENTRY_POINT_GROUP = "pao"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
     "pao_core.commands.brief",
+    "pao_core.commands.agents",
     "pao_core.hosts.claude_code",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""

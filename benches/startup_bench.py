@@ -1,0 +1,47 @@
+"""`pao plugins --json` as a whole process, against `python -c pass`, measured in one run.
+
+Target (issue 2): pao plugins within 2x python's own start-up plus 150 ms. Also lists
+any heavy module imported at start-up. Run from the repository root:
+
+    .venv/bin/python benches/startup_bench.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+HEAVY = ("sqlalchemy", "psycopg", "libtmux", "requests", "appscript")
+
+
+def timed(argv: list[str], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def main(runs: int = 15) -> dict[str, object]:
+    python_ms = timed([sys.executable, "-c", "pass"], runs)
+    pao_ms = timed([sys.executable, "-m", "pao_core", "plugins", "--json"], runs)
+    modules = subprocess.run(
+        [sys.executable, "-c", "import sys, pao_core.plugins as p; p.get_plugins(); print(' '.join(sys.modules))"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()
+    return {
+        "python_pass_p50_ms": round(python_ms, 1),
+        "pao_plugins_json_p50_ms": round(pao_ms, 1),
+        "target_ms": round(2 * python_ms + 150, 1),
+        "met": pao_ms <= 2 * python_ms + 150,
+        "heavy_modules_at_startup": sorted({m.split(".")[0] for m in modules} & set(HEAVY)),
+    }
+
+
+if __name__ == "__main__":
+    json.dump(main(), sys.stdout, indent=2)
+    print()

@@ -1,0 +1,3 @@
+from pao_core.cli import run
+
+run()

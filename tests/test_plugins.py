@@ -1,0 +1,151 @@
+"""The plugin host: entry-point discovery, default plugins, blocking, failure isolation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pao_core import hookimpl
+from pao_core.plugins import DEFAULT_PLUGINS, build_plugins, get_plugins
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTES_EXAMPLE = ROOT / "docs" / "examples" / "pao-notes"
+
+
+def pip_install_target(source: Path, target: Path) -> None:
+    """Install a distribution into ``target`` the way a user's ``pip install`` would (offline)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
+         "--disable-pip-version-check", "--target", str(target), str(source)],
+        check=True, capture_output=True, text=True, timeout=180,
+    )
+
+
+@pytest.fixture(scope="session")
+def installed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site folder holding two real distributions: the docs' pao-notes tutorial plugin and a broken one."""
+    site = tmp_path_factory.mktemp("site")
+    pip_install_target(NOTES_EXAMPLE, site)
+    broken = tmp_path_factory.mktemp("broken-src")
+    (broken / "pyproject.toml").write_text(textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "pao-broken"
+        version = "0.0.1"
+        [project.entry-points.pao]
+        broken = "pao_broken"
+        [tool.setuptools]
+        py-modules = ["pao_broken"]
+    """))
+    (broken / "pao_broken.py").write_text("raise RuntimeError('this plugin is broken on purpose')\n")
+    pip_install_target(broken, site)
+    return site
+
+
+def with_site(site: Path, **extra: str) -> dict[str, str]:
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.hook("pao_memory_backends")
+def test_external_plugin_found_through_its_entry_point(installed_site: Path, pao, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("- the staging database password rotates monthly\n- sourdough starter lives in the fridge\n")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backends.notes]\npath = "{notes}"\n')
+    listing = pao("plugins", "--json", env=with_site(installed_site, PAO_CONFIG=str(config)))
+    assert listing.returncode == 0, listing.stderr
+    rows = {row["name"]: row for row in json.loads(listing.stdout)["plugins"]}
+    assert rows["notes"]["distribution"] == "pao-notes"
+    assert rows["notes"]["version"] == "0.1.0"
+    assert rows["notes"]["hooks"] == ["pao_memory_backends"]
+
+    result = pao("brief", "where does the sourdough starter live", "--json",
+                 env=with_site(installed_site, PAO_CONFIG=str(config)))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["backends"]["notes"]["status"] == "ok"
+    assert any("starter lives in the fridge" in item["text"] for item in data["items"])
+
+
+def test_broken_plugin_is_reported_and_the_rest_load(installed_site: Path, pao) -> None:
+    listing = pao("plugins", "--json", env=with_site(installed_site))
+    assert listing.returncode == 0, listing.stderr
+    report = json.loads(listing.stdout)
+    failures = {f["plugin"]: f for f in report["failures"]}
+    assert failures["broken"]["stage"] == "load"
+    assert "broken on purpose" in failures["broken"]["error"]
+    names = {row["name"] for row in report["plugins"]}
+    assert "notes" in names and "broken" not in names
+    assert set(DEFAULT_PLUGINS) <= names
+
+
+def test_load_plugins_limits_and_disable_blocks(installed_site: Path, pao) -> None:
+    only_notes = json.loads(pao("plugins", "--json", env=with_site(installed_site, PAO_LOAD_PLUGINS="pao-notes")).stdout)
+    names = {row["name"] for row in only_notes["plugins"]}
+    assert "notes" in names and only_notes["failures"] == []
+    assert not names - set(DEFAULT_PLUGINS) - {"notes"}
+
+    none = json.loads(pao("plugins", "--json", env=with_site(installed_site, PAO_LOAD_PLUGINS="")).stdout)
+    assert {row["name"] for row in none["plugins"]} == set(DEFAULT_PLUGINS)
+
+    disabled = json.loads(pao("plugins", "--json",
+                              env=with_site(installed_site, PAO_DISABLE_PLUGINS="pao-notes,broken")).stdout)
+    assert not {"notes", "broken"} & {row["name"] for row in disabled["plugins"]}
+    assert disabled["failures"] == []
+
+
+def test_plugin_is_loaded_once_per_process() -> None:
+    assert get_plugins() is get_plugins()
+
+
+class Exploding:
+    @hookimpl
+    def pao_memory_backends(self, config):
+        raise ValueError("backend factory exploded")
+
+
+class Fine:
+    name = "fine"
+
+    @hookimpl
+    def pao_memory_backends(self, config):
+        return [self]
+
+
+def test_a_failing_hook_is_recorded_and_others_still_answer() -> None:
+    from pao_core.config import load_config
+
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    exploding, fine = Exploding(), Fine()
+    plugins.manager.register(exploding, name="exploding")
+    plugins.manager.register(fine, name="fine")
+    try:
+        backends = plugins.memory_backends(load_config())
+        assert backends == [fine]
+        assert [(f.plugin, f.stage) for f in plugins.failures] == [("exploding", "pao_memory_backends")]
+        assert "backend factory exploded" in plugins.failures[0].error
+    finally:
+        plugins.manager.unregister(exploding)
+        plugins.manager.unregister(fine)
+
+
+def test_import_pao_core_stays_light() -> None:
+    heavy = ("sqlalchemy", "psycopg", "libtmux", "requests", "appscript")
+    code = (
+        "import sys, pao_core, pao_core.cli, pao_core.plugins\n"
+        "pao_core.plugins.get_plugins()\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    loaded = {name.split(".")[0] for name in out}
+    assert not loaded & set(heavy), f"heavy modules imported at start-up: {loaded & set(heavy)}"
