@@ -1,66 +1,60 @@
-"""End to end with the real Claude Code CLI: pre-seeded, started in tmux, ready, nudged,
-and the briefing provably in the model's first request.
+"""End to end with the real Claude Code CLI through ``pao spawn``: no dialog, readiness
+detected, the nudge submitted, and the briefing provably in the model's first request.
 
-Drives tmux directly on a private socket with the host profile's own command,
-environment, pre-seed, detector and nudge (the recipe ``pao spawn`` follows). Runs
-once per pinned CLI version, inside a loopback-only network namespace when root.
+``pao spawn`` runs in this process with the real pao-tmux driver on a private socket,
+the Claude Code host profile (``PAO_CLAUDE_COMMAND`` = the pinned CLI) and one memory
+backend, registered as an ordinary plugin, whose only item carries a unique marker.
+The marker reaches the model only through CONTEXT_BRIEFING.md, imported by CLAUDE.md.
+Runs once per pinned CLI version, inside a loopback-only network namespace when root.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import re
 import time
 import uuid
 from pathlib import Path
 
+import attrs
 import pytest
 
-from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
-from pao_core.hosts.claude_screens import input_text
-from pao_core.models import AgentRecord, SpawnRequest
+from pao_core import MemoryItem, hookimpl
+from pao_core.cli import main
+from pao_core.hosts.claude_code import ClaudeCode
+from pao_core.models import SpawnRequest
+from pao_core.plugins import get_plugins, reset_plugins
 from pao_core.testing.anthropic_stub import AnthropicStub
 from pao_core.testing.claude_cli import PrivateTmux
 
 pytestmark = pytest.mark.realcli
-READY_DEADLINE = 45.0
+TOPIC = "rotate the deploy key"
 
 
-def wait_for_verdict(tmux: PrivateTmux, target: str, profile: ClaudeCode, seen: list[str]) -> float:
-    """Poll the screen until the detector says ready; fail at once on any other verdict."""
-    detector = profile.detector()
-    started = time.monotonic()
-    while time.monotonic() - started < READY_DEADLINE:
-        screen = tmux.capture(target)
-        verdict = detector.classify(screen)
-        if verdict is not None:
-            seen.append(verdict.state)
-            if verdict.state == "ready":
-                return time.monotonic() - started
-            if verdict.state in ("blocked", "dead", "waiting"):
-                pytest.fail(f"{verdict.state}: {verdict.reason}\n{tmux.capture(target, history=True)}")
-        time.sleep(0.02)
-    pytest.fail(f"not ready within {READY_DEADLINE:.0f} s:\n{tmux.capture(target)}")
+@attrs.frozen
+class OneNote:
+    """A memory backend holding one note: the marker the model must receive."""
+
+    text: str
+    name: str = "notes"
+
+    def search(self, query: str, limit: int, deadline: float) -> list[MemoryItem]:
+        return [MemoryItem(backend=self.name, id="note:1", title="deploy key", text=self.text, score=1.0, rank=1)]
+
+    def health(self, deadline: float) -> str:
+        return "one note"
 
 
-def submit(tmux: PrivateTmux, target: str, text: str, submit_key: str) -> int:
-    """Paste ``text``, wait until the input box shows it, press the submit key until the box clears.
+@attrs.frozen
+class OneNotePlugin:
+    backend: OneNote
 
-    Returns how many times the key was pressed (one retry allowed).
-    """
-    tmux.paste(target, text)
-    tmux.wait_for_screen(target, lambda s: (input_text(s) or "").startswith(text[:40]), 10.0)
-    for presses in (1, 2):
-        tmux.press(target, submit_key)
-        try:
-            tmux.wait_for_screen(target, lambda s: input_text(s) == "" or "esc to interrupt" in s, 3.0)
-            return presses
-        except TimeoutError:
-            continue
-    pytest.fail(f"the nudge was not submitted:\n{tmux.capture(target)}")
+    @hookimpl
+    def pao_memory_backends(self, config):
+        return [self.backend]
 
 
-def test_briefing_reaches_the_first_request(
+def test_pao_spawn_primes_the_real_cli(
     claude_version: str,
     claude_cli: Path,
     claude_home: Path,
@@ -68,45 +62,48 @@ def test_briefing_reaches_the_first_request(
     anthropic_stub: AnthropicStub,
     private_tmux: PrivateTmux,
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    marker = f"PAO-MARKER-{uuid.uuid4().hex}"
     folder = tmp_path / "deploy-tools"
     folder.mkdir()
-    marker = f"PAO-MARKER-{uuid.uuid4().hex}"
-    briefing = f"# Context briefing: rotate the deploy key\n\n- The deploy key rotates on Fridays ({marker}).\n"
-    (folder / "CONTEXT_BRIEFING.md").write_text(briefing, encoding="utf-8")
-    profile = ClaudeCode(ClaudeCodeOptions(command=str(claude_cli)), home=claude_home)
-    (folder / "CLAUDE.md").write_text(profile.context_block("CONTEXT_BRIEFING.md", briefing) + "\n", encoding="utf-8")
-    request = SpawnRequest(topic="rotate the deploy key", folder=str(folder), name="deploy-tools")
-    started_at = dt.datetime.now(dt.timezone.utc)
+    for key, value in claude_env.items():  # pao passes its own environment to the agent
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(claude_cli))
+    monkeypatch.setenv("PAO_TMUX_SOCKET", private_tmux.socket)
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux")
+    reset_plugins()
+    get_plugins().manager.register(OneNotePlugin(OneNote(f"The deploy key rotates on Fridays ({marker}).")), name="one-note")
+    try:
+        started = time.monotonic()
+        code = main(["spawn", TOPIC, "--folder", str(folder), "--json"])
+        elapsed = time.monotonic() - started
+    finally:
+        reset_plugins()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    spawned = json.loads(out)
+    steps = {step["step"]: step["ms"] for step in spawned["steps"]}
+    with capsys.disabled():
+        print(f"\nClaude Code {claude_version}: pao spawn {elapsed:.2f} s, ready after spawn {steps['7 ready'] / 1000:.2f} s")
 
-    profile.preseed(str(folder))
-    env = {**claude_env, **profile.environment(request)}
-    target = private_tmux.start(request.name, str(folder), profile.command(request), env)
-    seen: list[str] = []
-    ready_after = wait_for_verdict(private_tmux, target, profile, seen)
-    print(f"\nClaude Code {claude_version}: start to ready {ready_after:.2f} s")
+    # Readiness was detected (a dialog would have stopped pao with its message) and the nudge went in.
+    assert "7 ready" in steps and "7 nudge" in steps and re.search(r"7 nudge .*submitted", err)
+    assert marker in (folder / "CONTEXT_BRIEFING.md").read_text(encoding="utf-8")
+    assert "@CONTEXT_BRIEFING.md" in (folder / "CLAUDE.md").read_text(encoding="utf-8")
 
-    nudge = profile.nudge(request, "CONTEXT_BRIEFING.md")
+    nudge = ClaudeCode().nudge(SpawnRequest(TOPIC, str(folder), "deploy-tools"), str(folder / "CONTEXT_BRIEFING.md"))
     assert marker not in nudge
-    presses = submit(private_tmux, target, nudge, profile.submit_key)
-
-    first = anthropic_stub.wait_for_message("rotate the deploy key", timeout=30.0)
+    first = anthropic_stub.wait_for_message(nudge, timeout=30.0, where=lambda request: request.is_conversation)
     assert first is not None, f"no request carried the nudge; got {len(anthropic_stub.requests)} requests"
-    assert marker in first.first_user_text(), "the briefing was not in the first user message"
-    assert "blocked" not in seen and "waiting" not in seen and seen[-1] == "ready"
-    assert presses in (1, 2)
+    assert marker in first.first_user_text(), "the briefing was not in the first user message"  # via CLAUDE.md
 
-    # Claude Code rewrote ~/.claude.json itself and kept pao's trust entry.
+    # Claude Code rewrote ~/.claude.json itself and kept pao's trust entry and the user's keys.
     config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
     assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert config["hasCompletedOnboarding"] is True and "numStartups" in config
 
-    record = AgentRecord(
-        name=request.name, folder=str(folder), topic=request.topic, host=profile.name,
-        terminal="tmux", target=target, created_at=started_at,
-    )
-    deadline = time.monotonic() + 10
-    while (session := profile.session_id(record)) is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert session is not None, "no transcript for the folder"
-    assert profile.resume_command(record)[-3:-1] == ["--resume", session] or "--resume" in profile.resume_command(record)
+    record = spawned["record"] if "record" in spawned else spawned
+    assert record["state"] == "busy" and record["host"] == "claude-code"
+    assert record["session_id"] and (claude_home / ".claude" / "projects").is_dir()

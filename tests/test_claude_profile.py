@@ -73,7 +73,7 @@ def test_claude_from_path_or_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
 
 def test_context_block_and_nudge() -> None:
     claude = ClaudeCode()
-    assert claude.context_block("CONTEXT_BRIEFING.md", "# anything") == "@CONTEXT_BRIEFING.md"
+    assert claude.context_block("CONTEXT_BRIEFING.md", "# anything") == "@CONTEXT_BRIEFING.md\n"
     nudge = claude.nudge(REQUEST, "CONTEXT_BRIEFING.md")
     assert "fix the login bug" in nudge and "CONTEXT_BRIEFING.md" in nudge and "\n" not in nudge
 

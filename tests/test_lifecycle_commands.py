@@ -217,7 +217,7 @@ def test_monitor_shows_states(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None
         (["spawn", "x", "--folder", "bad\x00dir"], "the folder holds a control character"),
         (["spawn", "work in ./missing/dir"], "folder ./missing/dir (named in the topic) does not exist"),
         (["spawn", "   "], "the topic is empty"),
-        (["spawn", "x", "--host", "nosuch"], "unknown host agent 'nosuch' (known: fake)"),
+        (["spawn", "x", "--host", "nosuch"], "unknown host agent 'nosuch' (known: claude-code, fake)"),
         (["spawn", "x", "--terminal", "nosuch"], "unknown terminal 'nosuch' (known: tmux)"),
         (["send", "ghost", "hi"], "no agent named 'ghost' (see 'pao list')"),
         (["kill", "ghost"], "no agent named 'ghost'"),

@@ -111,7 +111,7 @@ class ClaudeCode:
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         """The CLAUDE.md line that imports the briefing (Claude Code expands ``@file`` imports)."""
-        return f"@{briefing_file}"
+        return f"@{briefing_file}\n"
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         topic = " ".join(request.topic.split())

@@ -16,7 +16,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import attrs
 
@@ -30,6 +30,11 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     received_at: float
+
+    @property
+    def is_conversation(self) -> bool:
+        """A turn of the agent's conversation (it offers tools), not a side call such as a title."""
+        return self.is_message and isinstance(self.body, dict) and bool(self.body.get("tools"))
 
     @property
     def is_message(self) -> bool:
@@ -131,13 +136,15 @@ class AnthropicStub:
         with self._lock:
             return [r for r in self.requests if r.is_message]
 
-    def wait_for_message(self, contains: str, timeout: float) -> RecordedRequest | None:
-        """Wait until a Messages request whose text contains ``contains`` arrives."""
+    def wait_for_message(
+        self, contains: str, timeout: float, where: Callable[[RecordedRequest], bool] | None = None
+    ) -> RecordedRequest | None:
+        """Wait until a Messages request whose text contains ``contains`` (and matches ``where``) arrives."""
         give_up = time.monotonic() + timeout
         with self._changed:
             while True:
                 for request in self.requests:
-                    if request.is_message and contains in request.text():
+                    if request.is_message and contains in request.text() and (where is None or where(request)):
                         return request
                 left = give_up - time.monotonic()
                 if left <= 0:
