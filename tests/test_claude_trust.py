@@ -173,3 +173,20 @@ def test_consent_gaps_are_explained_not_filled(home: Path) -> None:
     (home / ".claude.json").write_text(json.dumps(config))
     assert ClaudeCode(home=home).consent_gaps({"ANTHROPIC_API_KEY": key}) == []
     assert ClaudeCode(home=home).consent_gaps({}) == []
+
+
+def test_claude_config_dir_moves_every_file(tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    (tmp_path / "cfg").mkdir()
+    ClaudeCode().preseed(str(folder))
+    assert read(tmp_path / "cfg" / ".claude.json")["projects"][str(folder)]["hasTrustDialogAccepted"] is True
+    assert read(tmp_path / "cfg" / "settings.json") == {"skipDangerousModePermissionPrompt": True}
+    assert ClaudeCode().projects_dir() == tmp_path / "cfg" / "projects"
+
+
+def test_a_legacy_config_file_is_the_one_edited(home: Path, folder: Path) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / ".config.json").write_text('{"legacy": true}')
+    claude_trust.trust_folder(str(folder), home=home)
+    assert read(home / ".claude" / ".config.json")["projects"][str(folder)]["hasTrustDialogAccepted"] is True
+    assert str(folder) not in read(home / ".claude.json")["projects"]
