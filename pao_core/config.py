@@ -40,10 +40,26 @@ class GatherOptions:
     limit: int = 20
 
 
+MIN_BUDGET_CHARS = 400
+"""Room for the briefing's header and footer; a smaller budget is a configuration error."""
+
+
 @attrs.frozen
 class BriefingOptions:
+    """``[briefing]``: the file's name, its size budget and how fusion ranks and cuts.
+
+    ``floors`` maps a backend name to the lowest native score kept from it;
+    ``relative_floor`` drops items below that share of their backend's best score.
+    """
+
     budget_chars: int = 6000
     filename: str = "CONTEXT_BRIEFING.md"
+    max_items: int = 12
+    item_chars: int = 600
+    rrf_k: int = 60
+    floors: Mapping[str, float] = attrs.field(factory=dict)
+    relative_floor: float = 0.0
+    duplicate_similarity: float = 0.5
 
 
 @attrs.frozen
@@ -176,6 +192,9 @@ def load_config(environ: Mapping[str, str] | None = None) -> PaoConfig:
     raw["home"] = str(home_path(env))
     raw["source"] = str(source) if source else None
     try:
-        return _converter.structure(raw, PaoConfig)
+        config = _converter.structure(raw, PaoConfig)
     except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
         raise ConfigError(_describe(exc, source, "config")) from None
+    if config.briefing.budget_chars < MIN_BUDGET_CHARS:
+        raise ConfigError(f"{source or path}: briefing.budget_chars: must be at least {MIN_BUDGET_CHARS}")
+    return config

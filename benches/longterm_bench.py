@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Search latency of the longterm backend on N synthetic observations.
+
+    .venv/bin/python benches/longterm_bench.py --backend postgres --rows 1000000 [--url URL]
+    .venv/bin/python benches/longterm_bench.py --backend sqlite --rows 100000
+
+Generates a deterministic corpus (Zipf-distributed pseudo-words, 8-24 per
+observation, 20 observations per entity), loads it (PostgreSQL: COPY, indexes built
+after the load; SQLite: one transaction through the FTS triggers), then measures
+``LongtermBackend.search`` as ``pao brief`` calls it:
+
+- cold: the first search of a fresh process, connection (and pool) included;
+- warm: later searches in one process, pool reused.
+
+PostgreSQL: ``--url`` or ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+from pao_postgres.backend import LongtermBackend
+from pao_postgres.options import LongtermOptions
+
+SCHEMA = "pao_bench"
+PER_ENTITY = 20
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "shi", "po", "ve", "dan", "gor", "bel", "tis", "mar", "qu", "zen"]
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def zipf_sampler(words: list[str], rng: random.Random):
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    cumulative, total = [], 0.0
+    for weight in weights:
+        total += weight
+        cumulative.append(total)
+
+    def sample(count: int) -> list[str]:
+        return rng.choices(words, cum_weights=cumulative, k=count)
+
+    return sample
+
+
+def corpus(rows: int, seed: int = 7) -> Iterator[tuple[int, str, int]]:
+    """(entity number, content, position) for ``rows`` observations."""
+    rng = random.Random(seed)
+    sample = zipf_sampler(vocabulary(30_000, rng), rng)
+    for index in range(rows):
+        yield index // PER_ENTITY, " ".join(sample(rng.randint(8, 24))), index % PER_ENTITY
+
+
+def topics(count: int, rows: int, seed: int = 11) -> list[str]:
+    """Spawn-like topics: 2-5 words of one stored observation, filler words, and one word
+    from another observation (so most topics have an answer and few match every word)."""
+    rng = random.Random(seed)
+    wanted = sorted(rng.sample(range(rows), min(rows, 2 * count)))
+    picked = {}
+    for index, (_, content, _) in enumerate(corpus(rows)):
+        if index in wanted:
+            picked[index] = content.split()
+        if len(picked) == len(wanted):
+            break
+    bodies = [picked[index] for index in wanted]
+    rng.shuffle(bodies)
+    fillers = ["fix the", "why does", "update", "look at the", "with", "and", "for my"]
+    result = []
+    for index in range(count):
+        own, other = bodies[2 * index % len(bodies)], bodies[(2 * index + 1) % len(bodies)]
+        words = rng.sample(own, min(len(own), rng.randint(2, 5))) + [rng.choice(other)]
+        result.append(" ".join(f"{rng.choice(fillers)} {w}" if rng.random() < 0.3 else w for w in words))
+    return result
+
+
+def load_postgres(url: str, rows: int) -> None:
+    import psycopg
+
+    backend = LongtermBackend("longterm", LongtermOptions(url=url, schema=SCHEMA), Path("."))
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    backend.store.init()
+    tables = backend.store.tables
+    indexes = list(tables.observations.indexes) + list(tables.entities.indexes)
+    with psycopg.connect(plain) as connection:
+        for index in indexes:
+            connection.execute(f'DROP INDEX IF EXISTS {SCHEMA}."{index.name}"')
+        now = dt.datetime.now(dt.timezone.utc)
+        entity_count = (rows + PER_ENTITY - 1) // PER_ENTITY
+        with connection.cursor().copy(f"COPY {SCHEMA}.entities (id, name, entity_type) FROM STDIN") as copy:
+            for number in range(entity_count):
+                copy.write_row((number + 1, f"entity {number}", "Synthetic"))
+        columns = "(entity_id, content, position, created_at)"
+        with connection.cursor().copy(f"COPY {SCHEMA}.observations {columns} FROM STDIN") as copy:
+            for entity, content, position in corpus(rows):
+                copy.write_row((entity + 1, content, position, now))
+        connection.execute(f"SELECT setval(pg_get_serial_sequence('{SCHEMA}.entities', 'id'), {entity_count})")
+        connection.commit()
+    backend.store.init()  # recreates the dropped indexes
+    with psycopg.connect(plain, autocommit=True) as connection:
+        connection.execute(f"VACUUM ANALYZE {SCHEMA}.observations")
+        connection.execute(f"VACUUM ANALYZE {SCHEMA}.entities")
+
+
+def load_sqlite(home: Path, rows: int) -> None:
+    import sqlite3
+
+    backend = LongtermBackend("longterm", LongtermOptions(), home)
+    backend.store.init()
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+    with sqlite3.connect(backend.store.sqlite_file) as connection:
+        entity_count = (rows + PER_ENTITY - 1) // PER_ENTITY
+        connection.executemany(
+            "INSERT INTO entities (id, name, entity_type) VALUES (?, ?, 'Synthetic')",
+            ((n + 1, f"entity {n}") for n in range(entity_count)),
+        )
+        connection.executemany(
+            "INSERT INTO observations (entity_id, content, position, created_at) VALUES (?, ?, ?, ?)",
+            ((entity + 1, content, position, now) for entity, content, position in corpus(rows)),
+        )
+        connection.execute("INSERT INTO observations_fts(observations_fts) VALUES ('optimize')")
+        connection.execute("ANALYZE")
+
+
+def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str) -> dict:
+    """Warm latencies in this process (after one warm-up search)."""
+    import attrs
+
+    backend = LongtermBackend("longterm", attrs.evolve(options, mode=mode), home)
+    backend.search(queries[0], 10, time.monotonic() + 30)
+    timings, sizes = [], []
+    for query in queries:
+        started = time.perf_counter()
+        items = backend.search(query, 10, time.monotonic() + 30)
+        timings.append((time.perf_counter() - started) * 1000)
+        sizes.append(len(items))
+    return summary(timings) | {"items_mean": statistics.fmean(sizes)}
+
+
+def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int) -> dict:
+    """First search of a fresh process, each in its own interpreter."""
+    timings = []
+    for index in range(runs):
+        code = (
+            "import json, sys, time\n"
+            "from pathlib import Path\n"
+            "from pao_postgres.backend import LongtermBackend\n"
+            "from pao_postgres.options import LongtermOptions\n"
+            "spec = json.loads(sys.argv[1])\n"
+            "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
+            "mode=spec['mode']), Path(spec['home']))\n"
+            "started = time.perf_counter()\n"
+            "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
+            "print((time.perf_counter() - started) * 1000)\n"
+        )
+        spec = {"url": options.url, "schema": options.schema, "mode": mode, "home": str(home),
+                "query": queries[index % len(queries)]}
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True)
+        timings.append(float(out.stdout.strip()))
+    return summary(timings)
+
+
+def summary(timings: list[float]) -> dict:
+    ordered = sorted(timings)
+    return {
+        "n": len(ordered),
+        "p50_ms": round(statistics.median(ordered), 2),
+        "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+        "max_ms": round(ordered[-1], 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("postgres", "sqlite"), required=True)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--url")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--cold-runs", type=int, default=10)
+    parser.add_argument("--modes", default="ranked,original")
+    args = parser.parse_args(argv)
+    queries = topics(args.queries, args.rows)
+    report: dict = {"backend": args.backend, "rows": args.rows}
+    with contextlib.ExitStack() as stack:
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pao-bench-")))
+        started = time.perf_counter()
+        if args.backend == "postgres":
+            from pao_postgres.testing import postgres_url
+
+            url = args.url or stack.enter_context(postgres_url())
+            load_postgres(url, args.rows)
+            options = LongtermOptions(url=url, schema=SCHEMA)
+        else:
+            load_sqlite(home, args.rows)
+            options = LongtermOptions()
+        report["load_s"] = round(time.perf_counter() - started, 1)
+        for mode in args.modes.split(","):
+            report[mode] = {
+                "cold": cold(options, home, queries, mode, args.cold_runs),
+                "warm": measure(options, home, queries, mode),
+            }
+            print(json.dumps({mode: report[mode]}), file=sys.stderr, flush=True)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

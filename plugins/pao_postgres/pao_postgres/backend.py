@@ -1,0 +1,45 @@
+"""The ``longterm`` memory backend object (cheap to make: the store connects on first search)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import attrs
+
+from pao_postgres.options import LongtermOptions
+
+if TYPE_CHECKING:
+    from pao_core.models import MemoryItem
+    from pao_postgres.store import LongtermStore
+
+
+@attrs.define
+class LongtermBackend:
+    """Follows ``pao_core.contracts.MemoryBackend``: observations of the entity store."""
+
+    name: str
+    options: LongtermOptions
+    home: Path
+    _store: LongtermStore | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def store(self) -> LongtermStore:
+        if self._store is None:
+            from pao_postgres.store import LongtermStore
+
+            self._store = LongtermStore(self.options, self.home)
+        return self._store
+
+    def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
+        items = self.store.search(query, limit, deadline)
+        return [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
+
+    def health(self, deadline: float) -> str:
+        stats = self.store.stats(deadline)
+        if not stats["exists"]:
+            return f"{stats['store']}: empty (no store yet; `pao memory import FILE` creates it)"
+        return (
+            f"{stats['store']}: {stats['observations']} observations of {stats['entities']} entities, "
+            f"{stats['relations']} relations (mode {stats['mode']})"
+        )

@@ -1,0 +1,140 @@
+"""``pao memory``: init, import, add, stats and search on the longterm store."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pao_postgres.options import MODES, LongtermOptions
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_postgres.store import LongtermStore
+
+READ_DEADLINE = 10.0
+
+
+def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
+    memory = subparsers.add_parser("memory", help="longterm memory store (plugin pao-postgres)")
+    actions = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+
+    init = actions.add_parser("init", help="create the schema and its indexes (idempotent)")
+    init.set_defaults(func=run_init)
+
+    load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
+    load.add_argument("file", metavar="FILE", type=Path, help="the memory.jsonl file")
+    load.add_argument("--json", action="store_true", help="print JSON")
+    load.set_defaults(func=run_import)
+
+    add = actions.add_parser("add", help="append one observation to an entity (created when new)")
+    add.add_argument("entity", metavar="ENTITY", help="the entity's name")
+    add.add_argument("text", metavar="TEXT", help="the observation")
+    add.add_argument("--type", dest="entity_type", default="", help="entity type for a new entity")
+    add.add_argument("--json", action="store_true", help="print JSON")
+    add.set_defaults(func=run_add)
+
+    stats = actions.add_parser("stats", help="where the store is and what it holds")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=run_stats)
+
+    search = actions.add_parser("search", help="search the store as `pao brief` does")
+    search.add_argument("topic", metavar="TOPIC")
+    search.add_argument("--mode", choices=MODES, help="override the configured mode")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(func=run_search)
+
+
+def open_store(config: PaoConfig) -> LongtermStore:
+    from pao_postgres.hooks import BACKEND_NAME
+    from pao_postgres.store import LongtermStore
+
+    return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
+
+
+def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
+    store = open_store(config)
+    store.init()
+    print(f"schema ready in {store.describe()}")
+    return 0
+
+
+def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+    from pao_postgres.mcpfile import read_memory_file
+
+    memory = read_memory_file(args.file)
+    store = open_store(config)
+    counts = store.import_memory(memory)
+    report = {
+        "file": str(args.file),
+        "store": store.describe(),
+        "added": {"entities": counts.entities, "observations": counts.observations, "relations": counts.relations},
+        "in_file": {
+            "entities": len(memory.entities),
+            "observations": memory.observation_count,
+            "relations": len(memory.relations),
+        },
+    }
+    if args.json:
+        print_json(report)
+    else:
+        print(
+            f"imported {args.file} into {report['store']}: {counts.entities} entities, "
+            f"{counts.observations} observations, {counts.relations} relations added"
+        )
+    return 0
+
+
+def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+    from pao_core.errors import ValidationError
+
+    if not args.entity.strip() or not args.text.strip():
+        raise ValidationError("memory add: ENTITY and TEXT must not be empty")
+    if "\x00" in args.entity + args.text:
+        raise ValidationError("memory add: ENTITY and TEXT must not contain NUL characters")
+    item = open_store(config).add(args.entity, args.text, args.entity_type)
+    if args.json:
+        print_json(item_json(item))
+    else:
+        print(f"added {item.id}")
+    return 0
+
+
+def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
+    if args.json:
+        print_json(stats)
+        return 0
+    for key, value in stats.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    items = open_store(config).search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
+    if args.json:
+        print_json([item_json(item) for item in items])
+        return 0
+    for rank, item in enumerate(items, start=1):
+        print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")
+    return 0
+
+
+def item_json(item) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "id": item.id,
+        "title": item.title,
+        "text": item.text,
+        "kind": item.kind,
+        "timestamp": item.timestamp.isoformat() if item.timestamp else None,
+        "score": item.score,
+        "meta": dict(item.meta),
+    }

@@ -1,0 +1,97 @@
+"""Reading an MCP memory-server JSONL file, every line checked before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from pao_core.errors import PaoError
+
+
+class ImportFileError(PaoError):
+    """The file cannot be imported; the message names the line."""
+
+
+@attrs.frozen
+class EntityLine:
+    name: str
+    entity_type: str
+    observations: tuple[str, ...]
+
+
+@attrs.frozen
+class RelationLine:
+    source: str
+    target: str
+    relation_type: str
+
+
+@attrs.frozen
+class MemoryFile:
+    """A parsed file: entities merged by name (first type wins), relations in order."""
+
+    entities: tuple[EntityLine, ...]
+    relations: tuple[RelationLine, ...]
+
+    @property
+    def observation_count(self) -> int:
+        return sum(len(entity.observations) for entity in self.entities)
+
+
+def _text(record: dict, key: str, where: str, *, allow_empty: bool = False) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise ImportFileError(f"{where}: {key!r} must be a non-empty string")
+    if "\x00" in value:
+        raise ImportFileError(f"{where}: {key!r} contains a NUL character")
+    return value
+
+
+def parse_line(line: str, where: str) -> EntityLine | RelationLine | None:
+    """One line of the file; ``None`` for a blank line."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise ImportFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    kind = record.get("type")
+    if kind == "entity":
+        observations = record.get("observations", [])
+        if not isinstance(observations, list) or not all(isinstance(item, str) for item in observations):
+            raise ImportFileError(f"{where}: 'observations' must be a list of strings")
+        if any("\x00" in item for item in observations):
+            raise ImportFileError(f"{where}: an observation contains a NUL character")
+        entity_type = _text(record, "entityType", where, allow_empty=True) if "entityType" in record else ""
+        return EntityLine(_text(record, "name", where), entity_type, tuple(o for o in observations if o.strip()))
+    if kind == "relation":
+        return RelationLine(_text(record, "from", where), _text(record, "to", where), _text(record, "relationType", where))
+    raise ImportFileError(f"{where}: 'type' must be \"entity\" or \"relation\", got {kind!r}")
+
+
+def read_memory_file(path: Path) -> MemoryFile:
+    """Parse and validate the whole file; raise on the first bad line, naming it."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc.strerror}") from None
+    entities: dict[str, EntityLine] = {}
+    relations: list[RelationLine] = []
+    with handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                parsed = parse_line(line, f"{path}:{number}")
+                if isinstance(parsed, EntityLine):
+                    known = entities.get(parsed.name)
+                    if known is not None:
+                        parsed = attrs.evolve(known, observations=known.observations + parsed.observations)
+                    entities[parsed.name] = parsed
+                elif isinstance(parsed, RelationLine):
+                    relations.append(parsed)
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return MemoryFile(tuple(entities.values()), tuple(relations))

@@ -1,0 +1,95 @@
+"""The ``[backends.longterm]`` table: where the store is and how its tables are named.
+
+Only ``attrs`` here: the hooks module imports this, and it must stay cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+Mode = Literal["original", "any", "ranked"]
+MODES: tuple[str, ...] = ("original", "any", "ranked")
+DEFAULT_MODE: Mode = "ranked"
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def _identifier(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if not _IDENTIFIER.match(value):
+        raise ValueError(f"{attribute.name}: {value!r} is not a plain SQL identifier (letters, digits, _)")
+
+
+def _optional_identifier(instance: object, attribute: attrs.Attribute, value: str | None) -> None:
+    if value:
+        _identifier(instance, attribute, value)
+
+
+@attrs.frozen
+class EntityColumns:
+    """``[backends.longterm.entities]``: the entity table and its columns."""
+
+    table: str = attrs.field(default="entities", validator=_identifier)
+    id: str = attrs.field(default="id", validator=_identifier)
+    name: str = attrs.field(default="name", validator=_identifier)
+    entity_type: str = attrs.field(default="entity_type", validator=_identifier)
+
+
+@attrs.frozen
+class ObservationColumns:
+    """``[backends.longterm.observations]``: the observation table and its columns.
+
+    ``search_vector`` names a stored tsvector column (PostgreSQL); empty means
+    compute ``to_tsvector(content)`` on the fly, for databases that lack one.
+    """
+
+    table: str = attrs.field(default="observations", validator=_identifier)
+    id: str = attrs.field(default="id", validator=_identifier)
+    entity_id: str = attrs.field(default="entity_id", validator=_identifier)
+    content: str = attrs.field(default="content", validator=_identifier)
+    position: str = attrs.field(default="position", validator=_identifier)
+    created_at: str = attrs.field(default="created_at", validator=_identifier)
+    search_vector: str = attrs.field(default="search_vector", validator=_optional_identifier)
+
+
+@attrs.frozen
+class RelationColumns:
+    """``[backends.longterm.relations]``: the relation table and its columns."""
+
+    table: str = attrs.field(default="relations", validator=_identifier)
+    id: str = attrs.field(default="id", validator=_identifier)
+    from_entity_id: str = attrs.field(default="from_entity_id", validator=_identifier)
+    to_entity_id: str = attrs.field(default="to_entity_id", validator=_identifier)
+    relation_type: str = attrs.field(default="relation_type", validator=_identifier)
+
+
+def _mode(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if value not in MODES:
+        raise ValueError(f"mode: {value!r} is not one of {', '.join(MODES)}")
+
+
+@attrs.frozen
+class LongtermOptions:
+    """Options of the longterm backend (``[backends.NAME]``, default name ``longterm``).
+
+    ``url``: a PostgreSQL URL (libpq ``postgresql://user@host/db`` or SQLAlchemy's
+    ``postgresql+psycopg://``); empty means the embedded SQLite store at ``sqlite_path``
+    (default ``<PAO_HOME>/longterm.sqlite3``).
+    """
+
+    enabled: bool = True
+    url: str = ""
+    mode: str = attrs.field(default=DEFAULT_MODE, validator=_mode)
+    sqlite_path: Path | None = None
+    schema: str = attrs.field(default="", validator=_optional_identifier)
+    language: str = attrs.field(default="english", validator=_identifier)
+    pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    entities: EntityColumns = EntityColumns()
+    observations: ObservationColumns = ObservationColumns()
+    relations: RelationColumns = RelationColumns()
+
+    def sqlite_file(self, home: Path) -> Path:
+        return self.sqlite_path or home / "longterm.sqlite3"

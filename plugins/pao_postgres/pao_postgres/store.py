@@ -1,0 +1,238 @@
+"""The longterm store: schema, writes (import, add), statistics and search, on either dialect."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import attrs
+import sqlalchemy as sa
+
+from pao_core.models import MemoryItem
+from pao_postgres import engine as engines
+from pao_postgres.engine import LongtermError, transaction
+from pao_postgres.mcpfile import MemoryFile
+from pao_postgres.options import LongtermOptions
+from pao_postgres.schema import Tables, build_tables, create_schema
+
+
+@attrs.frozen
+class ImportCounts:
+    entities: int = 0
+    observations: int = 0
+    relations: int = 0
+
+
+@attrs.define
+class LongtermStore:
+    """One configured store: PostgreSQL when a URL is set, else the embedded SQLite file."""
+
+    options: LongtermOptions
+    home: Path
+    _tables: Tables | None = attrs.field(default=None, init=False, repr=False)
+    _url: sa.URL | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return not self.options.url.strip()
+
+    @property
+    def sqlite_file(self) -> Path:
+        return self.options.sqlite_file(self.home)
+
+    def url(self) -> sa.URL:
+        if self._url is None:
+            self._url = engines.sqlite_url(self.sqlite_file) if self.is_sqlite else engines.sqlalchemy_url(self.options.url)
+        return self._url
+
+    def describe(self) -> str:
+        """Where the store is, password masked."""
+        return f"sqlite:{self.sqlite_file}" if self.is_sqlite else engines.describe_url(self.url())
+
+    @property
+    def tables(self) -> Tables:
+        if self._tables is None:
+            self._tables = build_tables(self.options, "sqlite" if self.is_sqlite else "postgresql")
+        return self._tables
+
+    def engine(self) -> sa.Engine:
+        return engines.engine_for(self.url(), self.options.pool_size)
+
+    def exists(self) -> bool:
+        """False only for an embedded store that was never written."""
+        return not self.is_sqlite or self.sqlite_file.exists()
+
+    def _write(self) -> Any:
+        if self.is_sqlite:
+            self.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+        return transaction(self.engine(), time.monotonic() + engines.WRITE_DEADLINE, write=True)
+
+    # -- writes --------------------------------------------------------------------
+
+    def init(self) -> None:
+        """Create the schema and indexes (idempotent)."""
+        with self._write() as connection:
+            create_schema(connection, self.tables)
+
+    def import_memory(self, memory: MemoryFile, now: dt.datetime | None = None) -> ImportCounts:
+        """Add what the file has and the store lacks, in one transaction."""
+        stamp = now or dt.datetime.now(dt.timezone.utc)
+        with self._write() as connection:
+            create_schema(connection, self.tables)
+            names = [entity.name for entity in memory.entities]
+            names += [name for rel in memory.relations for name in (rel.source, rel.target)]
+            ids, new_entities = self._ensure_entities(connection, names, {e.name: e.entity_type for e in memory.entities})
+            known = self._known_observations(connection, list(ids.values()))
+            rows = []
+            for entity in memory.entities:
+                entity_id = ids[entity.name]
+                contents, next_position = known.get(entity_id, (set(), 0))
+                for content in entity.observations:
+                    if content in contents:
+                        continue
+                    contents.add(content)
+                    rows.append(
+                        {"entity_id": entity_id, "content": content, "position": next_position, "created_at": stamp}
+                    )
+                    next_position += 1
+                known[entity_id] = (contents, next_position)
+            if rows:
+                connection.execute(sa.insert(self.tables.observations), rows)
+            added_relations = self._add_relations(connection, memory, ids)
+        return ImportCounts(new_entities, len(rows), added_relations)
+
+    def _ensure_entities(
+        self, connection: sa.Connection, names: Sequence[str], types: dict[str, str]
+    ) -> tuple[dict[str, int], int]:
+        entities = self.tables.entities
+        wanted = list(dict.fromkeys(names))
+        ids: dict[str, int] = {}
+        for chunk in _chunks(wanted):
+            query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
+            ids.update({name: entity_id for name, entity_id in connection.execute(query)})
+        missing = [name for name in wanted if name not in ids]
+        if missing:
+            connection.execute(
+                sa.insert(entities), [{"name": name, "entity_type": types.get(name, "")} for name in missing]
+            )
+            for chunk in _chunks(missing):
+                query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
+                ids.update({name: entity_id for name, entity_id in connection.execute(query)})
+        return ids, len(missing)
+
+    def _known_observations(self, connection: sa.Connection, entity_ids: list[int]) -> dict[int, tuple[set[str], int]]:
+        obs = self.tables.observations
+        known: dict[int, tuple[set[str], int]] = {}
+        for chunk in _chunks(entity_ids):
+            query = sa.select(obs.c.entity_id, obs.c.content, obs.c.position).where(obs.c.entity_id.in_(chunk))
+            for entity_id, content, position in connection.execute(query):
+                contents, next_position = known.get(entity_id, (set(), 0))
+                contents.add(content)
+                known[entity_id] = (contents, max(next_position, position + 1))
+        return known
+
+    def _add_relations(self, connection: sa.Connection, memory: MemoryFile, ids: dict[str, int]) -> int:
+        rel = self.tables.relations
+        wanted = {(ids[r.source], ids[r.target], r.relation_type) for r in memory.relations}
+        if not wanted:
+            return 0
+        existing = set()
+        involved = sorted({source for source, _, _ in wanted})
+        for chunk in _chunks(involved):
+            query = sa.select(rel.c.from_entity_id, rel.c.to_entity_id, rel.c.relation_type).where(
+                rel.c.from_entity_id.in_(chunk)
+            )
+            existing.update(tuple(row) for row in connection.execute(query))
+        rows = [
+            {"from_entity_id": s, "to_entity_id": t, "relation_type": kind}
+            for s, t, kind in sorted(wanted - existing)
+        ]
+        if rows:
+            connection.execute(sa.insert(rel), rows)
+        return len(rows)
+
+    def add(self, entity: str, text: str, entity_type: str = "") -> MemoryItem:
+        """Append one observation to ``entity`` (created when new); return it as an item."""
+        stamp = dt.datetime.now(dt.timezone.utc)
+        entities, obs = self.tables.entities, self.tables.observations
+        with self._write() as connection:
+            create_schema(connection, self.tables)
+            ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})
+            entity_id = ids[entity]
+            lock = sa.select(entities.c.id).where(entities.c.id == entity_id)
+            if not self.is_sqlite:
+                connection.execute(lock.with_for_update())  # serialise concurrent adds to one entity
+            last = connection.execute(sa.select(sa.func.max(obs.c.position)).where(obs.c.entity_id == entity_id))
+            position = (last.scalar() if last is not None else None)
+            position = 0 if position is None else position + 1
+            connection.execute(
+                sa.insert(obs), {"entity_id": entity_id, "content": text, "position": position, "created_at": stamp}
+            )
+            kind = connection.execute(sa.select(entities.c.entity_type).where(entities.c.id == entity_id)).scalar()
+        return make_item(entity, kind or "", text, position, stamp, 0.0)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def stats(self, deadline: float) -> dict[str, Any]:
+        """Counts of entities, observations and relations, and the newest observation's date."""
+        base: dict[str, Any] = {"store": self.describe(), "dialect": "sqlite" if self.is_sqlite else "postgresql"}
+        base["mode"] = self.options.mode
+        if not self.exists():
+            return base | {"exists": False, "entities": 0, "observations": 0, "relations": 0, "newest": None}
+        t = self.tables
+        with transaction(self.engine(), deadline) as connection:
+            counts = connection.execute(
+                sa.select(
+                    sa.select(sa.func.count()).select_from(t.entities).scalar_subquery(),
+                    sa.select(sa.func.count()).select_from(t.observations).scalar_subquery(),
+                    sa.select(sa.func.count()).select_from(t.relations).scalar_subquery(),
+                    sa.select(sa.func.max(t.observations.c.created_at)).scalar_subquery(),
+                )
+            ).one()
+        newest = as_utc(counts[3])
+        return base | {
+            "exists": True,
+            "entities": counts[0],
+            "observations": counts[1],
+            "relations": counts[2],
+            "newest": newest.isoformat() if newest else None,
+        }
+
+    def search(self, query: str, limit: int, deadline: float, mode: str | None = None) -> list[MemoryItem]:
+        from pao_postgres.retrieval import search
+
+        if not self.exists():
+            return []
+        return search(self, query, limit, deadline, mode or self.options.mode)
+
+
+def as_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """SQLite returns naive datetimes (stored as UTC): make every timestamp aware."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+
+
+def make_item(entity: str, entity_type: str, text: str, position: int, created: Any, score: float) -> MemoryItem:
+    """An observation as pao's memory item (id ``obs:<entity>#<position>``)."""
+    return MemoryItem(
+        backend="longterm",
+        id=f"obs:{entity}#{position}",
+        title=entity,
+        text=text,
+        kind="observation",
+        timestamp=as_utc(created),
+        score=float(score),
+        meta={"entity": entity, "entity_type": entity_type, "position": position},
+    )
+
+
+def _chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
+    return [values[start : start + size] for start in range(0, len(values), size)]
+
+
+__all__ = ["ImportCounts", "LongtermError", "LongtermStore", "as_utc", "make_item"]

@@ -1,0 +1,140 @@
+"""`pao memory init|import|add|stats|search` and `pao brief` on both dialects, through the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from conftest import EVAL_MEMORY, Longterm
+
+
+def first_lines(path: Path) -> dict[str, dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {row["name"]: row for row in rows if row["type"] == "entity"}
+
+
+def test_plugin_is_listed(longterm: Longterm) -> None:
+    report = longterm.pao_json("plugins")
+    row = next(r for r in report["plugins"] if r["name"] == "postgres")
+    assert row["distribution"] == "pao-postgres"
+    assert {"pao_memory_backends", "pao_add_commands"} <= set(row["hooks"])
+    assert report["failures"] == []
+
+
+def test_import_is_complete_ordered_and_idempotent(longterm: Longterm) -> None:
+    first = longterm.pao_json("memory", "import", str(EVAL_MEMORY))
+    assert first["added"] == {"entities": 230, "observations": 912, "relations": 179}
+    again = longterm.pao_json("memory", "import", str(EVAL_MEMORY))
+    assert again["added"] == {"entities": 0, "observations": 0, "relations": 0}
+    stats = longterm.pao_json("memory", "stats")
+    assert (stats["entities"], stats["observations"], stats["relations"]) == (230, 912, 179)
+    assert stats["dialect"] == ("sqlite" if longterm.dialect == "sqlite" else "postgresql")
+
+    entity = first_lines(EVAL_MEMORY)["TestFlight"]
+    found = longterm.pao_json("memory", "search", "TestFlight external testers Beta App Review", "--limit", "20")
+    by_id = {item["id"]: item for item in found}
+    for position, text in enumerate(entity["observations"]):
+        if f"obs:TestFlight#{position}" in by_id:
+            assert by_id[f"obs:TestFlight#{position}"]["text"] == text
+    assert by_id["obs:TestFlight#0"]["text"] == entity["observations"][0]
+
+
+def test_brief_returns_ranked_observations_with_entity_position_and_date(longterm: Longterm) -> None:
+    longterm.pao("memory", "import", str(EVAL_MEMORY))
+    briefing = longterm.pao_json("brief", "Gus smells like acetone")
+    assert briefing["backends"]["longterm"]["status"] == "ok"
+    items = [item for item in briefing["items"] if item["backend"] == "longterm"]
+    assert items and items[0]["id"] == "obs:Gus#7"
+    top = items[0]
+    assert top["title"] == "Gus" and "acetone" in top["text"]
+    assert top["meta"] == {"entity": "Gus", "entity_type": "SourdoughStarter", "position": 7}
+    stamp = dt.datetime.fromisoformat(top["timestamp"])
+    assert stamp.tzinfo is not None and abs(dt.datetime.now(dt.timezone.utc) - stamp) < dt.timedelta(hours=1)
+    # Every rank is there; fusion may move a newer dated fact above an older one (supersession).
+    assert sorted(item["rank"] for item in items) == list(range(1, len(items) + 1))
+    assert all(item["id"].startswith("obs:Gus#") for item in items)
+
+
+def test_unrelated_topic_returns_nothing(longterm: Longterm) -> None:
+    longterm.pao("memory", "import", str(EVAL_MEMORY))
+    for topic in ("configure Apache Kafka topics and consumer groups on AWS MSK",
+                  "train a YOLOv8 object detector on drone footage"):
+        briefing = longterm.pao_json("brief", topic)
+        assert briefing["backends"]["longterm"] == {"status": "ok", "elapsed_ms": briefing["backends"]["longterm"]["elapsed_ms"], "count": 0, "error": None}
+
+
+def test_modes_are_selectable(longterm: Longterm) -> None:
+    longterm.pao("memory", "import", str(EVAL_MEMORY))
+    topic = "fix pgloader cast rules and verify row counts for the MySQL to Postgres copy"
+    original = longterm.pao_json("memory", "search", topic, "--mode", "original")
+    ranked = longterm.pao_json("memory", "search", topic, "--mode", "ranked")
+    assert original and ranked
+    assert any("pgloader" in item["text"] for item in ranked[:3])
+    longterm.configure('mode = "original"\n')
+    configured = longterm.pao_json("memory", "search", topic)
+    assert [item["id"] for item in configured] == [item["id"] for item in original]
+    code, _, err = longterm.pao("memory", "search", topic, "--mode", "fuzzy")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_add_appends_to_an_entity(longterm: Longterm) -> None:
+    made = longterm.pao_json("memory", "add", "pao", "the longterm backend speaks SQL", "--type", "Project")
+    assert made["id"] == "obs:pao#0" and made["meta"]["entity_type"] == "Project"
+    second = longterm.pao_json("memory", "add", "pao", "a second observation about pao")
+    assert second["id"] == "obs:pao#1"
+    found = longterm.pao_json("memory", "search", "longterm backend SQL")
+    assert [item["id"] for item in found] == ["obs:pao#0"]
+    code, _, err = longterm.pao("memory", "add", "pao", "   ")
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_init_is_idempotent(longterm: Longterm) -> None:
+    for _ in range(2):
+        code, out, _ = longterm.pao("memory", "init")
+        assert code == 0 and "schema ready" in out
+    stats = longterm.pao_json("memory", "stats")
+    assert stats["observations"] == 0
+
+
+def test_malformed_line_names_its_number_and_imports_nothing(longterm: Longterm, tmp_path: Path) -> None:
+    longterm.pao("memory", "init")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"type":"entity","name":"A","entityType":"T","observations":["one","two"]}\n'
+        "\n"
+        '{"type":"relation","from":"A","to":"B"}\n'
+    )
+    code, _, err = longterm.pao("memory", "import", str(bad))
+    assert code == 1
+    assert f"{bad}:3:" in err and "relationType" in err and err.count("\n") == 1
+    broken_json = tmp_path / "broken.jsonl"
+    broken_json.write_text('{"type":"entity","name":"A","observations":["x"]}\n{"type": "entity", "name": \n')
+    code, _, err = longterm.pao("memory", "import", str(broken_json))
+    assert code == 1 and f"{broken_json}:2: not valid JSON" in err
+    stats = longterm.pao_json("memory", "stats")
+    assert stats["observations"] == 0 and stats["entities"] == 0
+
+
+def test_import_of_a_missing_file_is_one_line(longterm: Longterm, tmp_path: Path) -> None:
+    code, _, err = longterm.pao("memory", "import", str(tmp_path / "nope.jsonl"))
+    assert code == 1 and "cannot read" in err and err.count("\n") == 1
+
+
+def test_relation_to_an_unknown_entity_creates_it(longterm: Longterm, tmp_path: Path) -> None:
+    source = tmp_path / "rel.jsonl"
+    source.write_text('{"type":"relation","from":"Ada","to":"Analytical Engine","relationType":"designed"}\n')
+    result = longterm.pao_json("memory", "import", str(source))
+    assert result["added"] == {"entities": 2, "observations": 0, "relations": 1}
+
+
+def test_fresh_machine_without_store(pao_env: Path) -> None:
+    from conftest import Longterm as Env
+
+    env = Env("sqlite", pao_env / "pao", pao_env / "config.toml", None, None)
+    briefing = env.pao_json("brief", "anything at all")
+    assert briefing["backends"]["longterm"]["status"] == "ok"
+    assert briefing["backends"]["longterm"]["count"] == 0
+    assert not (pao_env / "pao" / "longterm.sqlite3").exists()
+    stats = env.pao_json("memory", "stats")
+    assert stats["exists"] is False
