@@ -27,8 +27,8 @@ EXPECTED: dict[str, tuple[str | None, str | None]] = {
     "waiting": ("waiting", None),
     "login": ("blocked", "not logged in"),
     "connection": ("blocked", "cannot reach the API"),
-    "root": ("dead", "as root"),
-    "no-conversation": ("dead", "no conversation to resume"),
+    "root": ("blocked", "as root"),
+    "no-conversation": ("blocked", "no conversation to resume"),
 }
 DIALOGS = ("trust", "bypass-warning", "api-key", "mcp-server", "waiting")
 detector = ClaudeCodeScreens()
@@ -96,6 +96,11 @@ def test_a_conversation_quoting_a_dialog_is_still_ready(version: str) -> None:
     quoted = ["● The trust dialog says: Quick safety check, Do you trust the files, Bypass Permissions mode."]
     screen = "\n".join(lines[:at] + quoted + lines[at:])
     assert detector.classify(screen).state == "ready"
+
+
+def test_an_unexplained_exit_is_dead_with_its_last_words() -> None:
+    verdict = detector.classify("Error: something odd\n\nPane is dead (status 3, Mon Nov 30 01:10:04 2026)\n")
+    assert verdict.state == "dead" and verdict.reason == "Claude Code exited with status 3: Error: something odd"
 
 
 def test_blank_and_starting_screens_have_no_opinion() -> None:

@@ -111,7 +111,7 @@ class ClaudeCode:
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         """The CLAUDE.md line that imports the briefing (Claude Code expands ``@file`` imports)."""
-        return f"@{briefing_file}"
+        return f"@{briefing_file}\n"
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         topic = " ".join(request.topic.split())
@@ -135,10 +135,7 @@ class ClaudeCode:
     # -- transcripts -------------------------------------------------------------------
 
     def projects_dir(self) -> Path:
-        config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-        if config_dir and self.home is None:
-            return Path(config_dir).expanduser() / "projects"
-        return (self.home or Path.home()) / ".claude" / "projects"
+        return claude_trust.claude_dir(self.home) / "projects"
 
     def session_id(self, record: AgentRecord) -> str | None:
         """The newest transcript of the agent's folder written since the agent started, or ``None``."""

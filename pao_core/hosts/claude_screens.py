@@ -134,7 +134,7 @@ class ClaudeCodeScreens:
             if blocker.dialog and box is not None:
                 continue
             if any(needle in screen for needle in blocker.needles):
-                return ScreenVerdict("dead" if dead else "blocked", blocker.reason, self.name)
+                return ScreenVerdict("blocked", blocker.reason, self.name)  # even if it exited: say why
         if dead:
             last = _last_words(screen[: dead.start()])
             said = f": {last}" if last else ""

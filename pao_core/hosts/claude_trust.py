@@ -36,19 +36,27 @@ CLAUDE_LOCK_STALE_SECONDS = 10.0
 """proper-lockfile's default ``stale``: a lock directory older than this is abandoned."""
 
 
-def claude_config_path(home: Path | None = None) -> Path:
-    """``~/.claude.json``, or ``$CLAUDE_CONFIG_DIR/.claude.json`` when that is set (as the CLI does)."""
+def _config_dir_override(home: Path | None) -> Path | None:
+    """``$CLAUDE_CONFIG_DIR``, which moves all of Claude Code's files, unless ``home`` is given explicitly."""
     config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-    if config_dir and home is None:
-        return Path(config_dir).expanduser() / ".claude.json"
-    return (home or Path.home()) / ".claude.json"
+    return Path(config_dir).expanduser() if config_dir and home is None else None
+
+
+def claude_dir(home: Path | None = None) -> Path:
+    """``~/.claude`` (settings, transcripts), or ``$CLAUDE_CONFIG_DIR``."""
+    return _config_dir_override(home) or (home or Path.home()) / ".claude"
+
+
+def claude_config_path(home: Path | None = None) -> Path:
+    """``~/.claude.json``, or ``$CLAUDE_CONFIG_DIR/.claude.json``; a legacy ``~/.claude/.config.json`` wins (as in the CLI)."""
+    legacy = claude_dir(home) / ".config.json"
+    if legacy.exists():
+        return legacy
+    return (_config_dir_override(home) or home or Path.home()) / ".claude.json"
 
 
 def claude_settings_path(home: Path | None = None) -> Path:
-    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-    if config_dir and home is None:
-        return Path(config_dir).expanduser() / "settings.json"
-    return (home or Path.home()) / ".claude" / "settings.json"
+    return claude_dir(home) / "settings.json"
 
 
 @contextlib.contextmanager
@@ -87,7 +95,7 @@ def claude_lock(config_file: Path, *, timeout: float = 10.0) -> Iterator[None]:
             os.rmdir(lock_dir)
 
 
-def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True) -> None:
+def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True, timeout: float = 10.0) -> None:
     """Mark ``folder`` trusted in ``~/.claude.json`` (and bypass mode accepted when ``bypass``)."""
     config_file = claude_config_path(home)
 
@@ -105,7 +113,7 @@ def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True) 
         if bypass:
             data["bypassPermissionsModeAccepted"] = True
 
-    update_json(config_file, change, hold=lambda: claude_lock(config_file))
+    update_json(config_file, change, timeout=timeout, hold=lambda: claude_lock(config_file, timeout=timeout))
 
 
 def accept_bypass_warning(*, home: Path | None = None) -> None:

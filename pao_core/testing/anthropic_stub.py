@@ -16,7 +16,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import attrs
 
@@ -30,6 +30,11 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     received_at: float
+
+    @property
+    def is_conversation(self) -> bool:
+        """A turn of the agent's conversation (it offers tools), not a side call such as a title."""
+        return self.is_message and isinstance(self.body, dict) and bool(self.body.get("tools"))
 
     @property
     def is_message(self) -> bool:
@@ -69,6 +74,16 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)  # a killed CLI drops its connections; anything else shows
+
+
 @attrs.define
 class AnthropicStub:
     """The stub server; use as a context manager or call ``start``/``stop``."""
@@ -80,7 +95,7 @@ class AnthropicStub:
     host: str = "127.0.0.1"
     port: int = 0
     requests: list[RecordedRequest] = attrs.field(factory=list)
-    _server: ThreadingHTTPServer | None = attrs.field(default=None, repr=False)
+    _server: _QuietServer | None = attrs.field(default=None, repr=False)
     _thread: threading.Thread | None = attrs.field(default=None, repr=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
     _changed: threading.Condition = attrs.field(init=False, repr=False)
@@ -93,8 +108,7 @@ class AnthropicStub:
         return f"http://{self.host}:{self.port}"
 
     def start(self) -> AnthropicStub:
-        self._server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _QuietServer((self.host, self.port), _handler_for(self))
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-stub", daemon=True)
         self._thread.start()
@@ -122,13 +136,15 @@ class AnthropicStub:
         with self._lock:
             return [r for r in self.requests if r.is_message]
 
-    def wait_for_message(self, contains: str, timeout: float) -> RecordedRequest | None:
-        """Wait until a Messages request whose text contains ``contains`` arrives."""
+    def wait_for_message(
+        self, contains: str, timeout: float, where: Callable[[RecordedRequest], bool] | None = None
+    ) -> RecordedRequest | None:
+        """Wait until a Messages request whose text contains ``contains`` (and matches ``where``) arrives."""
         give_up = time.monotonic() + timeout
         with self._changed:
             while True:
                 for request in self.requests:
-                    if request.is_message and contains in request.text():
+                    if request.is_message and contains in request.text() and (where is None or where(request)):
                         return request
                 left = give_up - time.monotonic()
                 if left <= 0:
@@ -220,10 +236,7 @@ def _handler_for(stub: AnthropicStub) -> type[BaseHTTPRequestHandler]:
             self.send_header("cache-control", "no-cache")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
-            try:
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the CLI gave up (interrupted, killed): nothing left to tell it
+            self.wfile.write(payload)
 
     return Handler
 

@@ -30,7 +30,10 @@ def pinned_versions(environ: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if environ is None else environ
     if "PAO_CLAUDE_VERSIONS" in env:
         return env["PAO_CLAUDE_VERSIONS"].split()
-    text = (REPO_ROOT / "scripts" / "pins.sh").read_text(encoding="utf-8")
+    try:
+        text = (REPO_ROOT / "scripts" / "pins.sh").read_text(encoding="utf-8")
+    except FileNotFoundError:  # installed without the repository: only PAO_CLAUDE_VERSIONS says
+        return []
     match = re.search(r'PAO_CLAUDE_VERSIONS-([^}"]*)\}', text)
     return match.group(1).split() if match else []
 
