@@ -26,6 +26,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str, str]] = {
     "PAO_POSTGRES_URL": ("backends", "longterm", "url"),
     "PAO_HISTORY_URL": ("backends", "history", "url"),
     "PAO_CLAUDE_COMMAND": ("hosts", "claude-code", "command"),
+    "PAO_CODEX_COMMAND": ("hosts", "codex", "command"),
+    "PAO_GEMINI_COMMAND": ("hosts", "gemini", "command"),
     "PAO_TMUX_SOCKET": ("terminals", "tmux", "socket"),
 }
 """Environment variable -> (table, name, key) it overrides."""
@@ -40,10 +42,26 @@ class GatherOptions:
     limit: int = 20
 
 
+MIN_BUDGET_CHARS = 400
+"""Room for the briefing's header and footer; a smaller budget is a configuration error."""
+
+
 @attrs.frozen
 class BriefingOptions:
+    """``[briefing]``: the file's name, its size budget and how fusion ranks and cuts.
+
+    ``floors`` maps a backend name to the lowest native score kept from it;
+    ``relative_floor`` drops items below that share of their backend's best score.
+    """
+
     budget_chars: int = 6000
     filename: str = "CONTEXT_BRIEFING.md"
+    max_items: int = 12
+    item_chars: int = 600
+    rrf_k: int = 60
+    floors: Mapping[str, float] = attrs.field(factory=dict)
+    relative_floor: float = 0.0
+    duplicate_similarity: float = 0.5
 
 
 @attrs.frozen
@@ -86,9 +104,20 @@ class PaoConfig:
 def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
     where = str(source) if source else "configuration"
     if isinstance(exc, cattrs.BaseValidationError):
-        messages = cattrs.transform_error(exc, path=prefix)
+        messages = cattrs.transform_error(exc, path=prefix, format_exception=_format_exception)
         return f"{where}: " + "; ".join(messages)
     return f"{where}: {prefix}: {exc}"
+
+
+def _format_exception(exc: BaseException, type_: Any) -> str:
+    """cattrs' wording, plus the reason an attrs validator gave (it names the field)."""
+    from cattrs.v import format_exception
+
+    text = format_exception(exc, type_)
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, ValueError) and detail and detail not in text:
+        text = f"{text}: {detail}"
+    return text
 
 
 def _mask(value: Any, key: str = "") -> Any:
@@ -165,6 +194,9 @@ def load_config(environ: Mapping[str, str] | None = None) -> PaoConfig:
     raw["home"] = str(home_path(env))
     raw["source"] = str(source) if source else None
     try:
-        return _converter.structure(raw, PaoConfig)
+        config = _converter.structure(raw, PaoConfig)
     except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
         raise ConfigError(_describe(exc, source, "config")) from None
+    if config.briefing.budget_chars < MIN_BUDGET_CHARS:
+        raise ConfigError(f"{source or path}: briefing.budget_chars: must be at least {MIN_BUDGET_CHARS}")
+    return config

@@ -54,7 +54,8 @@ class TerminalDriver(Protocol):
     paste confirmation and submission are pao's own logic on top of it. ``target``
     is the driver's opaque address of one agent (kept in its registry record).
     ``availability`` returns ``None`` when the driver can be used here, otherwise a
-    one-line reason.
+    one-line reason. Optional: ``pid(target) -> int | None``, the agent's process id
+    (pao records it when the driver has it).
     """
 
     name: str
@@ -94,7 +95,8 @@ class HostAgent(Protocol):
 
     Everything host-specific lives here: the command line, the context file and
     its import syntax, the trust pre-seed, the submit key and where its session
-    transcripts are.
+    transcripts are. Optional: ``consent_gaps(environ) -> list[str]``, what only the
+    user can do before the host can start (spawn refuses, in step 1, with these).
     """
 
     name: str

@@ -29,7 +29,9 @@ class MemoryItem:
     ``backend`` is the configured backend name (``longterm``, ``history``, ...),
     ``id`` is stable across runs (``obs:<entity>#<n>``, ``msg:<session>:<uuid>``),
     ``rank`` is 1-based within the backend's answer and ``score`` is the backend's
-    native score (never compared across backends).
+    native score (never compared across backends). ``meta`` belongs to the backend;
+    ``fusion`` holds what pao's fusion found out about the item (``fused_score``;
+    ``earlier``, ``superseded_by``, ``superseded_on``; ``duplicates``).
     """
 
     backend: str
@@ -41,6 +43,7 @@ class MemoryItem:
     score: float = 0.0
     rank: int = 0
     meta: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
 
 
 @attrs.frozen

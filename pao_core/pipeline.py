@@ -1,17 +1,28 @@
-"""The spawn pipeline, step by step. ``brief`` is steps 2-3 (gather, compose)."""
+"""The spawn pipeline, step by step. ``brief`` is steps 2-3 (gather, compose); ``spawn`` runs all seven."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
-from typing import TYPE_CHECKING, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+import attrs
 
 from pao_core import briefing as briefing_mod
+from pao_core.errors import PaoError, ValidationError
+from pao_core.files import atomic_write, ensure_dir
 from pao_core.gather import gather
+from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_core import topic as topics
+from pao_core.lifecycle import Agents, driver_pid, send_text
+from pao_core.readiness import wait_ready
+from pao_core.registry import Registry
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import MemoryBackend
-    from pao_core.models import Briefing
+    from pao_core.contracts import HostAgent, MemoryBackend, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -35,3 +46,217 @@ def brief(
         plugins=plugins,
         started=started,
     )
+
+
+SESSION_WAIT = 3.0
+"""Seconds to wait after the nudge for the host's session id (later commands look again)."""
+
+Reporter = Callable[[str, float, str], None]
+"""Called as each spawn step ends: (step label, elapsed seconds, detail)."""
+
+
+@attrs.frozen
+class Spawned:
+    """The result of ``spawn``: the registry record and each step's time in seconds."""
+
+    record: AgentRecord
+    steps: tuple[tuple[str, float], ...]
+    briefing: Briefing
+
+
+def spawn(
+    topic: str,
+    *,
+    folder: str | None = None,
+    name: str | None = None,
+    terminal: str | None = None,
+    host: str | None = None,
+    nudge: bool | None = None,
+    config: PaoConfig,
+    plugins: Plugins,
+    report: Reporter | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Spawned:
+    """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
+
+    Everything is validated before a file is written or a process started. A failure
+    after the name was reserved removes the reservation and closes the agent's window
+    (its last screen is saved under ``$PAO_HOME/failed/``).
+    """
+    from pao_core.delivery import deliver
+
+    env = dict(os.environ if environ is None else environ)
+    agents = Agents(config, plugins, Registry(config.home))
+    steps: list[tuple[str, float]] = []
+    clock = _StepClock(steps, report)
+
+    plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
+    request, host_agent, driver = plan.request, plan.host, plan.driver
+    record = _reserve(agents.registry, plan)
+    request = attrs.evolve(request, name=record.name)
+    clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
+    target = ""
+    try:
+        briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
+        clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
+        block = host_agent.context_block(config.briefing.filename, briefing.markdown)
+        delivery = deliver(
+            briefing,
+            request.folder,
+            config=config,
+            context_file=host_agent.context_file,
+            context_block=block,
+            plugins=plugins,
+        )
+        briefing_file = str(delivery.briefing_path)
+        clock.done("4 deliver", briefing_file)
+        host_agent.preseed(request.folder)
+        clock.done("5 pre-seed", host_agent.name)
+        env.update(host_agent.environment(request))
+        target = driver.spawn(request.name, request.folder, host_agent.command(request), env)
+        record = agents.registry.update(
+            request.name, target=target, pid=driver_pid(driver, target), briefing_hash=briefing.content_hash
+        )
+        clock.done("6 spawn", target)
+        reader = agents.reader(request.host)
+        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name)
+        clock.done("7 ready", f"{ready.polls} polls")
+        state = "ready"
+        if request.nudge:
+            text = host_agent.nudge(request, briefing_file)
+            send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
+            state = "busy"
+            clock.done("7 nudge", "submitted")
+    except BaseException:
+        _abandon(agents, request.name, driver, target)
+        raise
+    session = _await_session(host_agent, record) if state == "busy" else host_agent.session_id(record)
+    record = agents.registry.update(request.name, state=state, session_id=session)
+    plugins.agent_spawned(record)
+    return Spawned(record, tuple(steps), briefing)
+
+
+@attrs.frozen
+class Plan:
+    """Step 1's output: the validated request and the objects that will carry it out."""
+
+    request: SpawnRequest
+    host: HostAgent
+    driver: TerminalDriver
+    base_name: str | None
+    """The folder's name when the agent's name was derived from it (``api`` for ``api-2``)."""
+
+
+def validate(
+    topic: str,
+    *,
+    folder: str | None,
+    name: str | None,
+    terminal: str | None,
+    host: str | None,
+    nudge: bool | None,
+    agents: Agents,
+    env: Mapping[str, str],
+) -> Plan:
+    """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
+    config = agents.config
+    topics.reject_control(topic, "the topic")
+    if len(topic) > topics.MAX_TOPIC_CHARS:
+        raise ValidationError(f"the topic is longer than {topics.MAX_TOPIC_CHARS} characters")
+    cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
+    if folder is None:
+        split = topics.split_topic(topic, cwd=cwd)
+        topic, folder = split.topic, split.folder or cwd
+    topic = " ".join(topic.split())
+    if not topic:
+        raise ValidationError("the topic is empty: say what the agent should work on")
+    real_folder = topics.resolve_folder(folder, cwd=cwd)
+    base = None
+    if name is not None:
+        topics.reject_control(name, "the agent name")
+        chosen = topics.check_name(name)
+        if chosen in agents.registry.names():
+            raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
+    else:
+        base = topics.name_from_folder(real_folder)
+        chosen = topics.unique_name(base, agents.registry.names())
+    host_agent = agents.host(host or config.spawn.host)
+    driver = agents.driver(terminal or config.spawn.terminal)
+    reason = driver.availability()
+    if reason:
+        raise ValidationError(f"terminal {driver.name} is not available: {reason}")
+    request = SpawnRequest(
+        topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
+    )
+    _check_command(host_agent, request, env)
+    gaps = getattr(host_agent, "consent_gaps", None)  # optional: what only the user may answer
+    missing = gaps(env) if callable(gaps) else []
+    if missing:
+        raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
+    return Plan(request, host_agent, driver, base_name=base)
+
+
+def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> None:
+    command = host_agent.command(request)
+    if not command:
+        raise ValidationError(f"host {host_agent.name}: empty command")
+    for word in command:
+        topics.reject_control(word, f"host {host_agent.name}'s command")
+    program = command[0]
+    found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
+    if not found or not os.access(found, os.X_OK):
+        raise ValidationError(f"host {host_agent.name}: command {program!r} is not installed or not executable")
+
+
+def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
+    request = plan.request
+    record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="")
+    base = plan.base_name
+    if base is not None:  # another pao may have taken the name since step 1 looked
+        return registry.add_unique(record, lambda n: topics.numbered(base, n))
+    return registry.add(record)
+
+
+def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
+    """The host's session id, which appears once the agent took its first message (the nudge)."""
+    give_up = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        session = host_agent.session_id(record)
+        if session or time.monotonic() >= give_up:
+            return session
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
+
+
+def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> None:
+    """Undo a failed spawn: keep the last screen for the user, close the window, free the name."""
+    if target:
+        try:
+            screen = driver.read(target)
+            failed = ensure_dir(Path(agents.config.home) / "failed")
+            atomic_write(failed / f"{name}.screen.txt", screen)
+        except PaoError:
+            pass
+        try:
+            driver.kill(target)
+        except PaoError:
+            pass
+    try:
+        agents.registry.remove(name)
+    except PaoError:
+        pass
+
+
+@attrs.define
+class _StepClock:
+    steps: list[tuple[str, float]]
+    report: Reporter | None
+    last: float = attrs.field(factory=time.monotonic)
+
+    def done(self, label: str, detail: str) -> None:
+        now = time.monotonic()
+        self.steps.append((label, now - self.last))
+        if self.report is not None:
+            self.report(label, now - self.last, detail)
+        self.last = now

@@ -6,7 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from pathlib import Path
+
 from pao_core.config import PaoConfig
+from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_core.models import Briefing
 
@@ -17,6 +20,10 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     parser.add_argument("topic", metavar="TOPIC", help="what the agent will work on, in plain words")
     parser.add_argument("--folder", action="append", default=[], metavar="DIR", help="the agent's folder")
     parser.add_argument("--json", action="store_true", help="print JSON (markdown, items, backends, elapsed_ms)")
+    parser.add_argument(
+        "--write", action="store_true",
+        help="deliver it: write CONTEXT_BRIEFING.md and the CLAUDE.md import block into each --folder",
+    )
     parser.set_defaults(func=run_brief)
 
 
@@ -35,6 +42,7 @@ def briefing_json(briefing: Briefing) -> dict[str, Any]:
                 "rank": item.rank,
                 "kind": item.kind,
                 "meta": dict(item.meta),
+                "fusion": dict(item.fusion),
             }
             for item in briefing.items
         ],
@@ -48,6 +56,9 @@ def briefing_json(briefing: Briefing) -> dict[str, Any]:
             for name, result in briefing.backends.items()
         },
         "elapsed_ms": briefing.elapsed_ms,
+        "content_hash": briefing.content_hash,
+        "generated_at": briefing.generated_at.isoformat() if briefing.generated_at else None,
+        "chars": len(briefing.markdown),
     }
 
 
@@ -56,12 +67,41 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.pipeline import brief
     from pao_core.plugins import get_plugins
 
-    briefing = brief(args.topic, folders=args.folder, config=config, plugins=get_plugins())
+    from pao_core.delivery import deliver
+
+    if args.write and not args.folder:
+        raise ValidationError("brief --write needs --folder DIR: the folder to write the briefing into")
+    folders = [_existing_folder(folder) for folder in args.folder] if args.write else list(args.folder)
+    plugins = get_plugins()
+    briefing = brief(args.topic, folders=folders, config=config, plugins=plugins)
+    deliveries = [deliver(briefing, folder, config=config, plugins=plugins) for folder in folders] if args.write else []
     if args.json:
-        print_json(briefing_json(briefing))
+        data = briefing_json(briefing)
+        if args.write:
+            data["delivered"] = [
+                {
+                    "folder": str(d.folder),
+                    "briefing_path": str(d.briefing_path),
+                    "context_path": str(d.context_path),
+                    "excluded_in_git": d.excluded_in_git,
+                }
+                for d in deliveries
+            ]
+        print_json(data)
     else:
-        sys.stdout.write(briefing.markdown)
+        if deliveries:
+            for d in deliveries:
+                print(f"wrote {d.briefing_path} and the import block in {d.context_path}")
+        else:
+            sys.stdout.write(briefing.markdown)
         for name, result in briefing.backends.items():
             if result.status != "ok":
                 print(f"pao: backend {name}: {result.status}: {result.error}", file=sys.stderr)
     return 0
+
+
+def _existing_folder(folder: str) -> str:
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise ValidationError(f"--folder {folder}: not an existing folder")
+    return str(path.resolve())

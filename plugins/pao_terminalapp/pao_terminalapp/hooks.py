@@ -1,3 +1,19 @@
 """Hook implementations of pao-terminalapp. Imports nothing heavy until used."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pao_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import TerminalDriver
+
+
+@hookimpl
+def pao_terminal_drivers(config: PaoConfig) -> list[TerminalDriver]:
+    """The Terminal.app driver, configured from ``[terminals.terminalapp]`` (even off macOS)."""
+    from pao_terminalapp.driver import TerminalAppDriver, TerminalAppOptions
+
+    return [TerminalAppDriver(config.options("terminals", "terminalapp", TerminalAppOptions))]

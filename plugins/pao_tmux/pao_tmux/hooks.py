@@ -1,3 +1,18 @@
-"""Hook implementations of pao-tmux. Imports nothing heavy until used."""
+"""Hook implementations of pao-tmux. Imports nothing heavy: libtmux loads when a driver method runs."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pao_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import TerminalDriver
+
+
+@hookimpl
+def pao_terminal_drivers(config: PaoConfig) -> list[TerminalDriver]:
+    from pao_tmux.driver import TmuxDriver, TmuxOptions
+
+    return [TmuxDriver(config.options("terminals", "tmux", TmuxOptions))]

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Latency of ``brief`` on the embedded default (SQLite longterm store, local history index).
+
+Loads the eval corpus (tests/data/eval) into throwaway stores under a temporary
+PAO_HOME through the backends' own commands, then:
+
+* in-process: ``pao_core.pipeline.brief`` for every query, ``--rounds`` times (after
+  one warm-up), reporting p50/p95/max of the whole call, of composition alone
+  (fusion, sections, budget, hash) and of each backend's search;
+* whole process: ``pao brief TOPIC`` as a new process, ``--cli-runs`` times.
+
+    .venv/bin/python benches/brief_latency.py [--corpus DIR] [--rounds 5] [--cli-runs 10] [--json]
+
+Target (issue 5): in-process p50 <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
+
+
+def figures(values: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(values), 2), "p95": percentile(values, 0.95), "max": round(max(values), 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "tests" / "data" / "eval")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cli-runs", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    from pao_core import briefing as briefing_mod
+    from pao_core.config import load_config
+    from pao_core.evaluate import load_queries, load_stores
+    from pao_core.gather import gather
+    from pao_core.plugins import get_plugins
+
+    with tempfile.TemporaryDirectory(prefix="pao-bench-") as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        os.environ["PAO_HOME"] = str(home)
+        os.environ.setdefault("PAO_CONFIG", str(Path(tmp) / "config.toml"))
+        Path(os.environ["PAO_CONFIG"]).touch()
+        config = attrs.evolve(load_config(), home=home, backends={})
+        plugins = get_plugins()
+        load_stores(args.corpus, config, plugins)
+        topics = [query.topic for query in load_queries(args.corpus, "dev")]
+        backends = plugins.memory_backends(config)
+
+        from pao_core.pipeline import brief
+
+        brief(topics[0], config=config, plugins=plugins, backends=backends)
+        whole, compose, per_backend = [], [], {}
+        for _ in range(args.rounds):
+            for topic in topics:
+                started = time.perf_counter()
+                results = gather(backends, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+                gathered = time.perf_counter()
+                briefing_mod.compose(topic, folders=(), results=results, config=config, plugins=plugins,
+                                     started=time.monotonic())
+                done = time.perf_counter()
+                whole.append((done - started) * 1000)
+                compose.append((done - gathered) * 1000)
+                for name, result in results.items():
+                    per_backend.setdefault(name, []).append(result.elapsed_ms)
+
+        cli = []
+        env = {**os.environ, "PAO_HOME": str(home)}
+        for index in range(args.cli_runs):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[index % len(topics)]],
+                           check=True, capture_output=True, env=env)
+            cli.append((time.perf_counter() - started) * 1000)
+
+    report = {
+        "queries": len(topics),
+        "rounds": args.rounds,
+        "in_process_brief_ms": figures(whole),
+        "compose_ms": figures(compose),
+        "backend_search_ms": {name: figures(values) for name, values in per_backend.items()},
+        "pao_brief_process_ms": figures(cli),
+        "target_in_process_p50_ms": 50.0,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{len(topics)} queries x {args.rounds} rounds, embedded default stores")
+        print(f"in-process brief   {report['in_process_brief_ms']}  (target p50 <= 50 ms)")
+        print(f"  composition      {report['compose_ms']}")
+        for name, values in report["backend_search_ms"].items():
+            print(f"  {name:<16} {values}")
+        print(f"pao brief process  {report['pao_brief_process_ms']}  ({args.cli_runs} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,234 @@
+"""Agent commands: spawn, list, status, send, broadcast, kill, pause, resume, checkpoint, monitor."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from pao_core.config import PaoConfig
+from pao_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from pao_core.lifecycle import Agents, Observation
+
+
+@hookimpl
+def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    spawn = subparsers.add_parser("spawn", help="start a primed agent on TOPIC")
+    spawn.add_argument("topic", metavar="TOPIC", help="what the agent works on; may name its folder (in ~/code/api)")
+    spawn.add_argument("--folder", metavar="DIR", help="the agent's working folder (default: named in TOPIC, or .)")
+    spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
+    spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
+    spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
+    spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
+    spawn.set_defaults(func=run_spawn)
+
+    listing = subparsers.add_parser("list", help="list the agents pao started")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=run_list)
+
+    status = subparsers.add_parser("status", help="show one agent: record and what its screen says now")
+    status.add_argument("name", metavar="NAME")
+    status.add_argument("--screen", action="store_true", help="also print the agent's current screen")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(func=run_status)
+
+    send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
+    send.add_argument("name", metavar="NAME")
+    send.add_argument("text", metavar="TEXT")
+    send.set_defaults(func=run_send)
+
+    broadcast = subparsers.add_parser("broadcast", help="send TEXT to every running agent")
+    broadcast.add_argument("text", metavar="TEXT")
+    broadcast.add_argument("--only", metavar="NAMES", help="comma-separated agent names")
+    broadcast.set_defaults(func=run_broadcast)
+
+    for command, help_text, func in (
+        ("kill", "end an agent's process and forget it", run_kill),
+        ("pause", "checkpoint an agent and end its process; 'pao resume' brings it back", run_pause),
+        ("resume", "relaunch a paused or dead agent, continuing its session", run_resume),
+        ("checkpoint", "save an agent's screen, session id and briefing for a later resume", run_checkpoint),
+    ):
+        parser = subparsers.add_parser(command, help=help_text)
+        parser.add_argument("name", metavar="NAME")
+        parser.set_defaults(func=func)
+
+    monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
+    monitor.add_argument("--once", action="store_true", help="print the table once and exit")
+    monitor.add_argument("--json", action="store_true", help="print the states once as JSON")
+    monitor.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period (default 1)")
+    monitor.set_defaults(func=run_monitor)
+
+
+def _agents(config: PaoConfig) -> Agents:
+    from pao_core.lifecycle import Agents
+
+    return Agents.open(config)
+
+
+def _say(message: str) -> None:
+    print(f"pao: {message}", file=sys.stderr, flush=True)
+
+
+def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+    from pao_core.pipeline import spawn
+    from pao_core.plugins import get_plugins
+
+    def report(step: str, seconds: float, detail: str) -> None:
+        _say(f"{step:<20} {seconds * 1000:8.1f} ms  {detail}")
+
+    nudge = False if args.no_nudge else None
+    result = spawn(
+        args.topic,
+        folder=args.folder,
+        name=args.name,
+        terminal=args.terminal,
+        host=args.host,
+        nudge=nudge,
+        config=config,
+        plugins=get_plugins(),
+        report=report,
+    )
+    if args.json:
+        data = record_json(result.record)
+        data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]
+        print_json(data)
+    else:
+        record = result.record
+        print(f"{record.name}\t{record.state}\t{record.target}\t{record.folder}")
+    return 0
+
+
+def record_json(record: Any, observation: Observation | None = None) -> dict[str, Any]:
+    """The public JSON shape of an agent: its registry record (+ ``observed`` when looked at)."""
+    from pao_core.models import converter
+
+    data = converter.unstructure(record)
+    if observation is not None:
+        data["observed"] = {"state": observation.state, "reason": observation.reason}
+    return data
+
+
+def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    agents = _agents(config)
+    seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
+    if args.json:
+        print_json([record_json(o.record, o) for o in seen])
+        return 0
+    _table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
+    return 0
+
+
+def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    agents = _agents(config)
+    observation = agents.observe(agents.registry.get(args.name))
+    agents.refresh(observation)
+    if args.json:
+        data = record_json(observation.record, observation)
+        if args.screen:
+            data["screen"] = observation.screen
+        print_json(data)
+        return 0
+    for key, value in record_json(observation.record).items():
+        print(f"{key:<14}{value}")
+    print(f"{'observed':<14}{observation.state}{': ' + observation.reason if observation.reason else ''}")
+    if args.screen:
+        sys.stdout.write(observation.screen)
+    return 0
+
+
+def run_send(args: argparse.Namespace, config: PaoConfig) -> int:
+    _agents(config).send(args.name, args.text)
+    _say(f"sent to {args.name}")
+    return 0
+
+
+def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.errors import PaoError
+
+    agents = _agents(config)
+    only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
+    outcome = agents.for_each(only, lambda name: agents.send(name, args.text))
+    if not outcome:
+        raise PaoError("no running agents to send to")
+    for name, error in outcome.items():
+        _say(f"{name}: {error}" if error else f"sent to {name}")
+    failed = [name for name, error in outcome.items() if error]
+    if failed:
+        raise PaoError(f"broadcast failed for {len(failed)} of {len(outcome)} agents: {', '.join(failed)}")
+    return 0
+
+
+def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
+    record = _agents(config).kill(args.name)
+    _say(f"killed {record.name}")
+    return 0
+
+
+def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
+    record = _agents(config).pause(args.name)
+    _say(f"paused {record.name} (checkpoint {record.extra.get('checkpoint')}); 'pao resume {record.name}' resumes it")
+    return 0
+
+
+def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
+    started = time.monotonic()
+    record = _agents(config).resume(args.name)
+    _say(f"resumed {record.name} in {record.target} ({(time.monotonic() - started) * 1000:.0f} ms)")
+    return 0
+
+
+def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
+    path = _agents(config).checkpoint(args.name)
+    print(path)
+    return 0
+
+
+def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    agents = _agents(config)
+    while True:
+        seen = [agents.observe(record) for record in agents.registry.list()]
+        for observation in seen:
+            agents.refresh(observation)
+        if args.json:
+            print_json([record_json(o.record, o) for o in seen])
+            return 0
+        if not args.once and sys.stdout.isatty():
+            sys.stdout.write("\x1b[H\x1b[2J")
+        rows = [_row(o) for o in seen]
+        _table(["NAME", "STATE", "AGE", "FOLDER"], rows or [["(no agents)", "", "", ""]])
+        if args.once:
+            return 0
+        sys.stdout.flush()
+        time.sleep(max(0.1, args.interval))
+
+
+def _row(observation: Observation, *fields: str) -> list[str]:
+    record = observation.record
+    state = observation.state + (f" ({observation.reason})" if observation.reason and observation.state == "blocked" else "")
+    return [record.name, state, *(str(getattr(record, f)) for f in fields), _age(record.created_at), record.folder]
+
+
+def _age(created: dt.datetime) -> str:
+    seconds = max(0, int((dt.datetime.now(dt.timezone.utc) - created).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -1,0 +1,64 @@
+"""``pao eval CORPUS_DIR``: measure briefing quality on a labelled corpus."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from pao_core.config import PaoConfig
+from pao_core.hookspecs import hookimpl
+
+
+@hookimpl
+def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    parser = subparsers.add_parser(
+        "eval", help="measure briefing quality on a labelled corpus",
+        description="Load CORPUS_DIR into throwaway stores, brief every query of the split through the real "
+        "pipeline, and score the briefings against the corpus's labels.",
+    )
+    parser.add_argument("corpus", metavar="CORPUS_DIR", type=Path, help="folder in the layout of the eval corpus")
+    parser.add_argument("--split", default="dev", help="query split of split.json (default dev)")
+    parser.add_argument("--backends", metavar="NAMES", help="comma list of backends to evaluate (default: all)")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="brief each query N times; its latency is their median (default 3)")
+    parser.add_argument("--per-query", action="store_true", help="also print one line per query")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run_eval)
+
+
+def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+    from pao_core.errors import ValidationError
+    from pao_core.evaluate import comparison_rows, evaluate
+    from pao_core.plugins import get_plugins
+
+    backends = None
+    if args.backends is not None:
+        backends = [name.strip() for name in args.backends.split(",") if name.strip()]
+        if not backends:
+            raise ValidationError("--backends: name at least one backend")
+    if args.repeat < 1:
+        raise ValidationError("--repeat: must be at least 1")
+    with tempfile.TemporaryDirectory(prefix="pao-eval-") as home:
+        report = evaluate(args.corpus, split=args.split, config=config, plugins=get_plugins(), backends=backends,
+                          home=Path(home))
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"pao eval {report['corpus']} --split {report['split']}: {report['queries']} queries, "
+          f"backends {', '.join(report['backends']) or 'none'}")
+    rows = [("figure", "pao", "original system", "target"), *comparison_rows(report)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    extras = {key: report[key] for key in ("briefings_with_esc", "secrets_leaked", "hazard_items_shown",
+                                            "superseded_pairs_shown", "superseded_pairs_ordered",
+                                            "duplicate_groups_repeated") if key in report}
+    print("checks: " + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in extras.items()))
+    if args.per_query:
+        for row in report["per_query"]:
+            figures = " ".join(f"{k}={row[k]}" for k in ("items", "precision", "recall_at_10", "chars", "latency_ms")
+                               if k in row)
+            print(f"  {row['qid']} [{row['kind']}] {figures}  {row['topic']}")
+    return 0

@@ -1,0 +1,312 @@
+"""Everything after spawn: send text (confirmed on screen), observe, kill, checkpoint, pause, resume.
+
+Semantics (docs/lifecycle.md): ``pause`` checkpoints the agent and ends its process,
+keeping its record as ``paused``; ``resume`` relaunches a paused *or dead* agent with
+the host's resume command (the conversation continues from its session id) and waits
+until it is ready. Nothing here sleeps for a fixed time where the screen can confirm.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import attrs
+
+from pao_core.errors import PaoError, ValidationError
+from pao_core.files import atomic_write, ensure_dir
+from pao_core.models import AgentRecord, SpawnRequest, converter
+from pao_core.readiness import ScreenReader, wait_for, wait_ready
+from pao_core.registry import Registry
+from pao_core.topic import reject_control
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import HostAgent, TerminalDriver
+    from pao_core.plugins import Plugins
+
+PASTE_TIMEOUT = 10.0
+SUBMIT_TIMEOUT = 3.0
+PLACEHOLDER = "[Pasted text #"
+_MARKER_CHARS = 24
+
+
+class SendFailed(PaoError):
+    """The agent did not show or did not take the text pao sent."""
+
+
+class AgentNotRunning(PaoError):
+    """The agent's process or terminal is gone."""
+
+
+def _squash(text: str) -> str:
+    """Text without any whitespace: immune to line wrapping and NO-BREAK SPACEs."""
+    return "".join(text.split())
+
+
+def _marker(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return _squash(lines[-1])[-_MARKER_CHARS:] if lines else ""
+
+
+def _chars_after(screen: str, marker: str) -> int | None:
+    """How much (whitespace-free) screen follows the last occurrence of ``marker``."""
+    flat = _squash(screen)
+    index = flat.rfind(marker) if marker else -1
+    return None if index < 0 else len(flat) - index - len(marker)
+
+
+def send_text(
+    driver: TerminalDriver,
+    target: str,
+    text: str,
+    *,
+    submit_key: str,
+    reader: ScreenReader,
+    name: str = "agent",
+    paste_timeout: float = PASTE_TIMEOUT,
+    submit_timeout: float = SUBMIT_TIMEOUT,
+) -> None:
+    """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
+
+    Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
+    placeholder) than before the paste. Taken: an idle agent starts showing activity
+    (busy or waiting), or the text left the input (it vanished or moved up, away from
+    the bottom). The key is pressed a second time, once, if the first press changed nothing.
+    """
+    reject_control(text, "the text", allow_newlines=True)
+    if not text.strip():
+        raise ValidationError("nothing to send: the text is empty")
+    marker = _marker(text)
+    before = _squash(driver.read(target))
+    shown_count, placeholders = before.count(marker), before.count(_squash(PLACEHOLDER))
+
+    def is_shown(screen: str) -> bool:
+        flat = _squash(screen)
+        return flat.count(marker) > shown_count or flat.count(_squash(PLACEHOLDER)) > placeholders
+
+    driver.paste(target, text)
+    shown = wait_for(driver, target, is_shown, paste_timeout)
+    if shown is None:
+        raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
+    probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
+    position = _chars_after(shown, probe)
+    active = ("busy", "waiting")
+    # activity proves the submission only when the agent was idle before the key press
+    idle_before = reader.classify(shown).state not in active
+
+    def is_taken(screen: str) -> bool:
+        if screen == shown:
+            return False
+        if idle_before and reader.classify(screen).state in active:
+            return True
+        now = _chars_after(screen, probe)
+        return now is None or (position is not None and now > position)
+
+    for _attempt in range(2):
+        driver.press(target, submit_key)
+        if wait_for(driver, target, is_taken, submit_timeout) is not None:
+            return
+    raise SendFailed(f"{name} did not take the text: {submit_key} was pressed twice and the input still holds it")
+
+
+@attrs.frozen
+class Observation:
+    """What an agent is doing now, from its process and its screen."""
+
+    record: AgentRecord
+    state: str
+    reason: str | None = None
+    screen: str = ""
+
+
+@attrs.define
+class Agents:
+    """Lifecycle operations on registered agents."""
+
+    config: PaoConfig
+    plugins: Plugins
+    registry: Registry
+
+    @classmethod
+    def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
+        from pao_core.plugins import get_plugins
+
+        return cls(config, plugins or get_plugins(), Registry(config.home))
+
+    # -- resolution --------------------------------------------------------------
+
+    def host(self, name: str) -> HostAgent:
+        return _first_named(self.plugins.host_agents(self.config), name, "host agent")
+
+    def driver(self, name: str) -> TerminalDriver:
+        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
+
+    def reader(self, host: str) -> ScreenReader:
+        return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
+
+    # -- observing -----------------------------------------------------------------
+
+    def observe(self, record: AgentRecord, *, with_screen: bool = True) -> Observation:
+        """The agent's state now: paused, dead, or the screen's verdict (ready/busy/waiting/blocked)."""
+        if record.state == "paused":
+            return Observation(record, "paused")
+        driver = self.driver(record.terminal)
+        if not record.target or not driver.is_alive(record.target):
+            return Observation(record, "dead", "its process or terminal is gone")
+        if not with_screen:
+            return Observation(record, record.state)
+        screen = driver.read(record.target)
+        verdict = self.reader(record.host).classify(screen)
+        return Observation(record, verdict.state, verdict.reason, screen)
+
+    def refresh(self, observation: Observation) -> AgentRecord:
+        """Store an observed state that differs from the record's (never overriding ``paused``)."""
+        record, state = observation.record, observation.state
+        if state in ("unknown", record.state) or record.state == "paused":
+            return record
+        return self.registry.update(record.name, state=state)
+
+    # -- acting ------------------------------------------------------------------------
+
+    def live(self, name: str) -> tuple[AgentRecord, TerminalDriver]:
+        record = self.registry.get(name)
+        driver = self.driver(record.terminal)
+        if record.state == "paused":
+            raise AgentNotRunning(f"agent {name!r} is paused; 'pao resume {name}' starts it again")
+        if not record.target or not driver.is_alive(record.target):
+            raise AgentNotRunning(f"agent {name!r} is not running (its terminal is gone); 'pao resume {name}' restarts it")
+        return record, driver
+
+    def send(self, name: str, text: str) -> None:
+        record, driver = self.live(name)
+        host = self.host(record.host)
+        send_text(driver, record.target, text, submit_key=host.submit_key, reader=self.reader(record.host), name=name)
+
+    def kill(self, name: str) -> AgentRecord:
+        """End the agent's process and forget it (its checkpoint too)."""
+        record = self.registry.get(name)
+        if record.target:
+            self.driver(record.terminal).kill(record.target)
+        checkpoint = record.extra.get("checkpoint")
+        if checkpoint:
+            Path(checkpoint).unlink(missing_ok=True)
+        return self.registry.remove(name)
+
+    def checkpoint(self, name: str) -> Path:
+        """Save screen, session id, briefing hash and briefing text under ``$PAO_HOME/checkpoints``."""
+        record = self.registry.get(name)
+        host = self.host(record.host)
+        driver = self.driver(record.terminal)
+        alive = bool(record.target) and driver.is_alive(record.target)
+        session = host.session_id(record) or record.session_id
+        briefing_path = Path(record.folder, self.config.briefing.filename)
+        document: dict[str, Any] = {
+            "name": name,
+            "saved_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "session_id": session,
+            "briefing_hash": record.briefing_hash,
+            "briefing": briefing_path.read_text(encoding="utf-8") if briefing_path.is_file() else None,
+            "screen": driver.read(record.target) if alive else None,
+            "record": converter.unstructure(record),
+        }
+        path = ensure_dir(Path(self.config.home) / "checkpoints") / f"{name}.json"
+        atomic_write(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+        extra = {**record.extra, "checkpoint": str(path), "checkpoint_at": document["saved_at"]}
+        self.registry.update(name, session_id=session, extra=extra)
+        return path
+
+    def pause(self, name: str) -> AgentRecord:
+        """Checkpoint, then end the process; the record stays, as ``paused``."""
+        record, driver = self.live(name)
+        self.checkpoint(name)
+        driver.kill(record.target)
+        return self.registry.update(name, state="paused", target="", pid=None)
+
+    def resume(self, name: str, *, timeout: float | None = None, environ: dict[str, str] | None = None) -> AgentRecord:
+        """Relaunch a paused or dead agent with the host's resume command; wait until ready."""
+        record = self.registry.get(name)
+        driver = self.driver(record.terminal)
+        if record.state != "paused" and record.target and driver.is_alive(record.target):
+            raise PaoError(f"agent {name!r} is running; nothing to resume")
+        if not os.path.isdir(record.folder):
+            raise ValidationError(f"agent {name!r}: its folder {record.folder} no longer exists")
+        host = self.host(record.host)
+        reason = driver.availability()
+        if reason:
+            raise ValidationError(f"terminal {driver.name} is not available: {reason}")
+        record = self._restore(record, host)
+        if record.target:
+            driver.kill(record.target)  # the dead window that is left over
+        request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
+        env = {**(os.environ if environ is None else environ), **host.environment(request)}
+        target = driver.spawn(name, record.folder, host.resume_command(record), env)
+        self.registry.update(name, state="starting", target=target, pid=driver_pid(driver, target))
+        try:
+            wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
+        except PaoError:
+            self.registry.update(name, state="dead")
+            raise
+        return self.registry.update(name, state="ready")
+
+    def _restore(self, record: AgentRecord, host: HostAgent) -> AgentRecord:
+        """Bring back what the last checkpoint saved: the session id and a missing briefing file."""
+        saved = _load_checkpoint(record.extra.get("checkpoint"))
+        session = record.session_id or (saved or {}).get("session_id") or host.session_id(record)
+        briefing_path = Path(record.folder, self.config.briefing.filename)
+        if saved and saved.get("briefing") and not briefing_path.exists():
+            atomic_write(briefing_path, saved["briefing"])
+        if session != record.session_id:
+            record = self.registry.update(record.name, session_id=session)
+        return record
+
+    def for_each(self, names: list[str] | None, action: Callable[[str], None]) -> dict[str, str | None]:
+        """Run ``action`` on the named agents (all live ones when ``names`` is None) at once.
+
+        Returns each agent's error message, or ``None`` when it worked.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        if names is None:
+            names = [r.name for r in self.registry.list() if r.state != "paused"]
+        else:
+            for name in names:
+                self.registry.get(name)
+
+        def run(name: str) -> str | None:
+            try:
+                action(name)
+            except PaoError as exc:
+                return str(exc)
+            return None
+
+        with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
+            return dict(zip(names, pool.map(run, names)))
+
+
+def _first_named(objects: list[Any], name: str, what: str) -> Any:
+    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    for candidate in objects:
+        if candidate.name == name:
+            return candidate
+    known = ", ".join(sorted({o.name for o in objects})) or "none installed"
+    raise ValidationError(f"unknown {what} {name!r} (known: {known})")
+
+
+def driver_pid(driver: TerminalDriver, target: str) -> int | None:
+    """The agent's process id, from drivers that can tell (``pid(target)``, optional)."""
+    pid = getattr(driver, "pid", None)
+    return pid(target) if callable(pid) else None
+
+
+def _load_checkpoint(path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

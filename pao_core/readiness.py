@@ -1,0 +1,148 @@
+"""Reading an agent's screen: combined detector verdicts, readiness polling, screen waits.
+
+Polls back off while the screen stands still: the next poll comes after a twentieth of
+the time the screen has been unchanged, at least ``FIRST_POLL`` and at most
+``MAX_POLL``. A screen that just changed is read again within tens of milliseconds
+(start-up is drawing; the ready prompt is near), a screen frozen for twenty seconds
+once a second.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import attrs
+
+from pao_core.errors import PaoError
+from pao_core.models import ScreenVerdict
+
+if TYPE_CHECKING:
+    from pao_core.contracts import ReadinessDetector, TerminalDriver
+    from pao_core.plugins import Plugins
+
+FIRST_POLL = 0.02
+MAX_POLL = 1.0
+DEAD_MARKER = "Pane is dead"
+
+# Combination order: any blocked wins, then busy, then waiting, then ready.
+_PRECEDENCE = ("blocked", "busy", "waiting", "ready")
+
+
+class AgentBlocked(PaoError):
+    """The agent's screen shows something only the user can answer (a dialog, a login)."""
+
+
+class AgentExited(PaoError):
+    """The agent's process ended while pao waited for it."""
+
+
+class ReadyTimeout(PaoError):
+    """The agent never showed a ready screen within the deadline."""
+
+
+@attrs.define
+class ScreenReader:
+    """The detectors for one host, combined; a detector that raises is reported and skipped."""
+
+    host: str
+    detectors: Sequence[ReadinessDetector]
+    plugins: Plugins | None = None
+
+    @classmethod
+    def for_host(cls, host: str, detectors: Sequence[ReadinessDetector], plugins: Plugins | None = None) -> ScreenReader:
+        chosen = [d for d in detectors if not getattr(d, "hosts", ()) or host in d.hosts]
+        return cls(host, chosen, plugins)
+
+    def classify(self, screen: str) -> ScreenVerdict:
+        verdicts: list[ScreenVerdict] = []
+        for detector in self.detectors:
+            try:
+                verdict = detector.classify(screen)
+            except Exception as exc:  # one broken detector must not blind the others
+                if self.plugins is not None:
+                    self.plugins.record_failure(getattr(detector, "name", repr(detector)), "classify", exc)
+                continue
+            if verdict is not None:
+                verdicts.append(attrs.evolve(verdict, detector=verdict.detector or detector.name))
+        for state in _PRECEDENCE:
+            for verdict in verdicts:
+                if verdict.state == state:
+                    return verdict
+        return ScreenVerdict("unknown")
+
+
+@attrs.frozen
+class Ready:
+    """How readiness was reached."""
+
+    verdict: ScreenVerdict
+    screen: str
+    elapsed: float
+    polls: int
+
+
+def next_delay(still_for: float) -> float:
+    """The pause before the next poll, given how long the screen has stood still."""
+    return min(MAX_POLL, max(FIRST_POLL, still_for / 20))
+
+
+def last_words(screen: str) -> str:
+    """The last meaningful line of a screen, for one-line error messages."""
+    lines = [line.strip() for line in screen.splitlines() if line.strip() and not line.startswith(DEAD_MARKER)]
+    return lines[-1][:200] if lines else "(empty screen)"
+
+
+def wait_for(
+    driver: TerminalDriver,
+    target: str,
+    accept: Callable[[str], bool],
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> str | None:
+    """Read the screen until ``accept(screen)``; return that screen, or ``None`` at the deadline."""
+    started = clock()
+    deadline = started + timeout
+    previous, changed_at = None, started
+    while True:
+        screen = driver.read(target)
+        if accept(screen):
+            return screen
+        now = clock()
+        if screen != previous:
+            previous, changed_at = screen, now
+        if now >= deadline:
+            return None
+        time.sleep(min(next_delay(now - changed_at), max(0.0, deadline - now)))
+
+
+def wait_ready(
+    driver: TerminalDriver,
+    target: str,
+    reader: ScreenReader,
+    timeout: float,
+    *,
+    name: str = "agent",
+    clock: Callable[[], float] = time.monotonic,
+) -> Ready:
+    """Poll until the screen reads ready; raise at once on blocked or on the process exiting."""
+    started = clock()
+    seen: list[ScreenVerdict] = []
+
+    def accept(screen: str) -> bool:
+        verdict = reader.classify(screen)
+        seen.append(verdict)
+        if verdict.state == "blocked":
+            raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen)}")
+        if verdict.state != "ready" and not driver.is_alive(target):
+            raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target))}")
+        return verdict.state == "ready"
+
+    screen = wait_for(driver, target, accept, timeout, clock=clock)
+    if screen is None:
+        last = driver.read(target)
+        raise ReadyTimeout(
+            f"{name} was not ready after {timeout:.0f} s (screen: {seen[-1].state}; last line: {last_words(last)})"
+        )
+    return Ready(seen[-1], screen, clock() - started, len(seen))

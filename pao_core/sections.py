@@ -1,0 +1,199 @@
+"""pao's default briefing sections, registered as a default plugin.
+
+* ``topic``: the task and the agent's folders;
+* ``self-priming``: only when memory returned nothing, which tools to query instead;
+* ``facts``: longterm facts grouped by entity, each with its date;
+* ``conversations``: related past conversations with project, session and date;
+* ``more``: how to ask memory for more.
+
+Every memory line is sanitised (controls stripped, secrets redacted, markdown made
+inert) and quoted with ``>``: the header tells the agent quoted lines are data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import attrs
+
+from pao_core.fusion import text_date
+from pao_core.hookspecs import hookimpl
+from pao_core.sanitize import clean, clean_inline, inline_markdown, truncate
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.models import BriefingContext, MemoryItem
+
+CONVERSATION_KINDS = frozenset({"exchange", "message", "conversation", "turn"})
+"""Item kinds shown as past conversations; every other kind is a fact."""
+
+TOPIC_CHARS = 300
+
+
+def _is_conversation(item: MemoryItem) -> bool:
+    return item.kind in CONVERSATION_KINDS
+
+
+def _grouped(items: Iterable[MemoryItem], key) -> dict[tuple, list[MemoryItem]]:  # type: ignore[no-untyped-def]
+    """Items grouped by ``key``, groups in the order of their best item."""
+    groups: dict[tuple, list[MemoryItem]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
+
+
+def _quoted(text: str, limit: int, prefix: str = "> - ") -> str:
+    """Sanitised, truncated memory text as quoted markdown lines (one per source line)."""
+    lines = [inline_markdown(line) for line in clean(text).split("\n")]
+    lines = [line for line in lines if line]
+    out, used = [], 0
+    for index, line in enumerate(lines):
+        room = limit - used
+        if room <= 20 and index:
+            break
+        line = truncate(line, room)
+        used += len(line)
+        out.append((prefix if index == 0 else "> " + " " * (len(prefix) - 2)) + line)
+    return "\n".join(out) if out else prefix + "(empty)"
+
+
+@attrs.frozen
+class TopicSection:
+    key: str = "topic"
+    title: str = "Task"
+    order: int = 10
+
+    def render(self, context: BriefingContext) -> str | None:
+        lines = [f"Topic: {truncate(clean_inline(context.topic), TOPIC_CHARS)}"]
+        for folder in context.folders:
+            lines.append(f"Folder: {truncate(clean_inline(folder), TOPIC_CHARS)}")
+        failed = [f"{clean_inline(name)} ({result.status})" for name, result in context.backends.items() if result.status != "ok"]
+        if failed:
+            lines.append(f"Memory stores that did not answer: {', '.join(failed)}.")
+        return "  \n".join(lines)
+
+
+@attrs.frozen
+class SelfPrimingSection:
+    """What to do when memory had nothing on the topic: query it yourself."""
+
+    key: str = "self-priming"
+    title: str = "Memory had nothing on this topic"
+    order: int = 15
+
+    def render(self, context: BriefingContext) -> str | None:
+        if context.items:
+            return None
+        stores = _names(context) or "none configured"
+        return "\n".join(
+            [
+                f"None of the memory stores ({stores}) returned anything relevant to this topic. "
+                "Before you start, look for context yourself:",
+                "",
+                '- `pao brief "<narrower words or a proper noun>" --json` searches every memory store again;',
+                "- if you have MCP memory tools (`search_nodes`, `open_nodes`), search them for the project's "
+                "names and the libraries involved;",
+                "- read the folder's README, recent `git log`, and any notes files before changing anything.",
+            ]
+        )
+
+
+def _render_groups(items: Sequence[MemoryItem], key, group_lines) -> str | None:  # type: ignore[no-untyped-def]
+    """One block per group of ``items`` (by ``key``), each made by ``group_lines(key, items)``."""
+    if not items:
+        return None
+    return "\n\n".join("\n".join(group_lines(k, group)) for k, group in _grouped(items, key).items())
+
+
+@attrs.frozen
+class FactsSection:
+    """Longterm facts grouped by entity; each line shows its date, earlier ones marked."""
+
+    item_chars: int = 600
+    key: str = "facts"
+    title: str = "What memory knows"
+    order: int = 20
+
+    def render(self, context: BriefingContext) -> str | None:
+        facts = [item for item in context.items if not _is_conversation(item)]
+        return _render_groups(facts, lambda item: (item.backend, item.title), self._entity)
+
+    def _entity(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
+        backend, title = key
+        stored = {_date(item.timestamp) for item in items if text_date(item.text) is None}
+        heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
+        shared = len(stored) == 1  # one store date for the group: say it once
+        if shared:
+            heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
+        return [heading] + [_quoted(_fact_when(item, shared) + item.text, self.item_chars) for item in items]
+
+
+def _fact_when(item: MemoryItem, shared: bool) -> str:
+    """A date the text states is shown by the text itself; otherwise the group heading's
+    store date covers it (``shared``), or the item says what is known."""
+    marks = []
+    if text_date(item.text) is None and not shared:
+        marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
+    if item.fusion.get("earlier"):
+        marks.append(f"earlier: superseded by the {item.fusion.get('superseded_on', 'newer')} item above")
+    return f"({'; '.join(marks)}) " if marks else ""
+
+
+@attrs.frozen
+class ConversationsSection:
+    """Past conversations grouped by session, with project and date."""
+
+    item_chars: int = 600
+    key: str = "conversations"
+    title: str = "Related past conversations"
+    order: int = 30
+
+    def render(self, context: BriefingContext) -> str | None:
+        talks = [item for item in context.items if _is_conversation(item)]
+        return _render_groups(talks, lambda item: (item.backend, item.meta.get("session_id") or item.title),
+                              self._session)
+
+    def _session(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
+        backend, session = key
+        first = items[0]
+        project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
+        when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
+        heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
+        if first.meta.get("session_id"):
+            heading += f" session {clean_inline(str(session))[:8]}"
+        return [heading] + [_quoted(item.text, self.item_chars) for item in items]
+
+
+def _names(context: BriefingContext) -> str:
+    return ", ".join(clean_inline(name) for name in context.backends)
+
+
+def _date(value: dt.datetime | None) -> str:
+    return value.date().isoformat() if value else "undated"
+
+
+@attrs.frozen
+class MoreSection:
+    key: str = "more"
+    title: str = "Asking memory for more"
+    order: int = 90
+
+    def render(self, context: BriefingContext) -> str | None:
+        if not context.items:
+            return None
+        return (
+            '`pao brief "<other words>" --json` searches every memory store again '
+            f"({_names(context)}) and shows each item's id, score and date."
+        )
+
+
+def default_sections(config: PaoConfig) -> Sequence[object]:
+    chars = config.briefing.item_chars
+    return [TopicSection(), SelfPrimingSection(), FactsSection(chars), ConversationsSection(chars), MoreSection()]
+
+
+@hookimpl
+def pao_briefing_sections(config: PaoConfig) -> Sequence[object]:
+    return default_sections(config)

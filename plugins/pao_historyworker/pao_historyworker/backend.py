@@ -1,0 +1,79 @@
+"""The ``history`` memory backend: the local index, or a server over HTTP when a URL is set."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import attrs
+
+from pao_historyworker.options import HistoryOptions
+
+if TYPE_CHECKING:
+    from pao_core.models import MemoryItem
+
+    from pao_historyworker.client import HistoryClient
+
+
+class DeadlinePassed(TimeoutError):
+    """The search ran out of time."""
+
+
+@contextlib.contextmanager
+def local_index(path: Path, deadline: float | None = None) -> Iterator[sqlite3.Connection]:
+    """A connection to the local index that aborts its statements once ``deadline`` passes."""
+    from pao_historyworker.index import connect
+
+    conn = connect(path)
+    if deadline is not None:
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
+    try:
+        yield conn
+    except sqlite3.OperationalError as exc:
+        if deadline is not None and time.monotonic() > deadline:
+            raise DeadlinePassed("local history search ran past its deadline") from None
+        raise RuntimeError(f"history index {path}: {exc}") from None
+    finally:
+        conn.close()
+
+
+@attrs.define
+class HistoryBackend:
+    """Past coding-agent conversations, searched by topic."""
+
+    options: HistoryOptions
+    home: Path
+    name: str = "history"
+    _client: HistoryClient | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def index_path(self) -> Path:
+        return self.options.index_path(self.home)
+
+    @property
+    def client(self) -> HistoryClient:
+        if self._client is None:
+            from pao_historyworker.client import HistoryClient
+
+            self._client = HistoryClient(self.options)
+        return self._client
+
+    def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
+        if self.options.url:
+            return self.client.search(query, limit, deadline)
+        from pao_historyworker.search import search
+
+        with local_index(self.index_path, deadline) as conn:
+            return search(conn, query, limit)
+
+    def health(self, deadline: float) -> str:
+        if self.options.url:
+            return self.client.health(deadline)
+        from pao_historyworker.index import stats
+
+        with local_index(self.index_path, deadline) as conn:
+            counts = stats(conn, self.index_path)
+        return f"local index {counts['index']}: {counts['exchanges']} exchanges from {counts['sessions']} sessions"

@@ -1,0 +1,124 @@
+"""``pao history index | stats | serve``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from pao_core.errors import PaoError
+
+from pao_historyworker.options import TOKEN_ENV, HistoryOptions
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+
+
+def add_history_commands(subparsers: argparse._SubParsersAction) -> None:
+    history = subparsers.add_parser("history", help="conversation-history store: index, stats, serve")
+    commands = history.add_subparsers(dest="history_command", metavar="SUBCOMMAND", required=True)
+
+    index = commands.add_parser("index", help="index Claude Code transcripts (only new or grown files)")
+    index.add_argument("folder", nargs="?", metavar="DIR", help="transcripts folder (default ~/.claude/projects)")
+    index.add_argument("--json", action="store_true", help="print JSON")
+    index.set_defaults(func=run_index)
+
+    stats = commands.add_parser("stats", help="show what the local index holds")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=run_stats)
+
+    serve = commands.add_parser("serve", help="serve the local index over HTTP (JSON-RPC and MCP)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    serve.add_argument("--token", help=f"require this bearer token (default ${TOKEN_ENV} if set)")
+    serve.set_defaults(func=run_serve)
+
+
+def _options(config: PaoConfig) -> HistoryOptions:
+    return config.options("backends", "history", HistoryOptions)
+
+
+def _index_error(exc: Exception) -> PaoError:
+    return PaoError(str(exc))
+
+
+def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    from pao_historyworker.index import IndexError_, connect, index_transcripts
+
+    options = _options(config)
+    root = Path(args.folder).expanduser() if args.folder else options.transcripts_path()
+    if not root.exists():
+        raise PaoError(f"{root}: no such transcripts folder")
+    path = options.index_path(config.home)
+    try:
+        conn = connect(path, create=True)
+    except (IndexError_, OSError) as exc:
+        raise PaoError(f"cannot open history index {path}: {exc}") from None
+    try:
+        report = index_transcripts(conn, root)
+    except IndexError_ as exc:
+        raise _index_error(exc) from None
+    finally:
+        conn.close()
+    if args.json:
+        print_json({"index": str(path), "folder": str(root), **attrs.asdict(report)})
+    else:
+        print(
+            f"indexed {report.exchanges_added} exchanges from {report.files_read} of {report.files_seen} files"
+            f" in {report.elapsed_s:.2f} s ({report.malformed_lines} malformed lines skipped) into {path}"
+        )
+    return 0
+
+
+def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
+    from pao_historyworker.index import IndexError_, connect, stats
+
+    path = _options(config).index_path(config.home)
+    try:
+        conn = connect(path)
+    except IndexError_ as exc:
+        raise _index_error(exc) from None
+    try:
+        counts = stats(conn, path)
+    finally:
+        conn.close()
+    if args.json:
+        print_json(counts)
+    else:
+        for key, value in counts.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
+    import os
+
+    from pao_historyworker.index import IndexError_, connect
+    from pao_historyworker.server import make_server
+
+    path = _options(config).index_path(config.home)
+    try:
+        connect(path).close()
+    except IndexError_ as exc:
+        raise _index_error(exc) from None
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    try:
+        server = make_server(path, args.host, args.port, token=token)
+    except OSError as exc:
+        raise PaoError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    print(f"PAO_HISTORY_URL={server.url}", flush=True)
+    print(f"pao: serving {path} on {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,217 @@
+"""The local history index: Claude Code exchanges in SQLite with an FTS5 table.
+
+One row per exchange in ``exchanges`` and ``exchanges_fts`` (same rowid); one row
+per transcript file in ``files`` recording how far it was read. Re-indexing reads
+only new or grown files: a grown file is re-read from the start of its last
+exchange (the reply may have been appended since), a shrunk or replaced file from
+the beginning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import attrs
+
+from pao_historyworker.transcripts import Exchange, read_exchanges
+
+SCHEMA_VERSION = "1"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
+    consumed INTEGER NOT NULL, resume INTEGER NOT NULL, lines INTEGER NOT NULL, malformed INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS exchanges (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, file TEXT NOT NULL, start_offset INTEGER NOT NULL,
+    session_id TEXT NOT NULL, project TEXT NOT NULL, cwd TEXT NOT NULL, git_branch TEXT NOT NULL, timestamp TEXT,
+    uuids TEXT NOT NULL, prompt TEXT NOT NULL, reply TEXT NOT NULL, tools TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS exchanges_file ON exchanges(file, start_offset);
+CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_fts USING fts5(prompt, reply, tools, context, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_vocab USING fts5vocab(exchanges_fts, 'row');
+"""
+
+
+class IndexError_(Exception):
+    """The index is missing or unusable (a one-line reason)."""
+
+
+@attrs.frozen
+class IndexReport:
+    """What one ``index`` run did."""
+
+    files_seen: int
+    files_read: int
+    exchanges_added: int
+    lines_read: int
+    malformed_lines: int
+    files_removed: int
+    elapsed_s: float
+
+
+def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    """Open the index (creating it when ``create``), with a busy timeout for concurrent runs."""
+    if not create and not path.exists():
+        raise IndexError_(f"no history index at {path}: run 'pao history index' first")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    if create:
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        conn.commit()
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if not version or version[0] != SCHEMA_VERSION:
+        conn.close()
+        raise IndexError_(f"{path}: not a pao history index of schema {SCHEMA_VERSION}")
+    return conn
+
+
+def path_key(path: str) -> str:
+    """Claude Code's folder name for a project path: every non-alphanumeric character becomes ``-``."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def project_path(folder_name: str, cwd: str) -> str:
+    """The project path of a transcript folder: the session's cwd when it is the project
+    itself, else the longest parent of it that names the folder, else the folder name."""
+    candidate = cwd.rstrip("/")
+    while candidate:
+        if path_key(candidate) == folder_name:
+            return candidate
+        candidate = os.path.dirname(candidate) if candidate != "/" else ""
+    return folder_name
+
+
+def context_text(exchange: Exchange) -> str:
+    """The searchable context of an exchange: project name and branch."""
+    project = os.path.basename(exchange.cwd.rstrip("/"))
+    return f"{project} {exchange.git_branch}".strip()
+
+
+def transcript_files(root: Path) -> Iterator[Path]:
+    """``<root>/<project-key>/<session>.jsonl``, Claude Code's layout (a file may be given too)."""
+    if root.is_file():
+        yield root
+        return
+    yield from sorted(root.glob("*/*.jsonl"))
+
+
+def _delete_from(conn: sqlite3.Connection, file: str, offset: int) -> None:
+    rows = [r[0] for r in conn.execute("SELECT rowid FROM exchanges WHERE file = ? AND start_offset >= ?", (file, offset))]
+    conn.executemany("DELETE FROM exchanges_fts WHERE rowid = ?", ((r,) for r in rows))
+    conn.executemany("DELETE FROM exchanges WHERE rowid = ?", ((r,) for r in rows))
+
+
+def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) -> int:
+    count = 0
+    for exchange in exchanges:
+        conn.execute("DELETE FROM exchanges_fts WHERE rowid IN (SELECT rowid FROM exchanges WHERE id = ?)", (exchange.id,))
+        conn.execute("DELETE FROM exchanges WHERE id = ?", (exchange.id,))
+        cursor = conn.execute(
+            "INSERT INTO exchanges(id, file, start_offset, session_id, project, cwd, git_branch, timestamp, uuids,"
+            " prompt, reply, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                exchange.id,
+                file,
+                exchange.start_offset,
+                exchange.session_id,
+                project_path(Path(file).parent.name, exchange.cwd),
+                exchange.cwd,
+                exchange.git_branch,
+                exchange.timestamp.isoformat() if exchange.timestamp else None,
+                json.dumps(exchange.uuids),
+                exchange.prompt,
+                exchange.reply,
+                exchange.tools,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO exchanges_fts(rowid, prompt, reply, tools, context) VALUES (?, ?, ?, ?, ?)",
+            (cursor.lastrowid, exchange.prompt, exchange.reply, exchange.tools, context_text(exchange)),
+        )
+        count += 1
+    return count
+
+
+def index_transcripts(conn: sqlite3.Connection, root: Path) -> IndexReport:
+    """Bring the index up to date with the transcripts under ``root`` (incrementally)."""
+    started = time.monotonic()
+    if not root.exists():
+        raise IndexError_(f"{root}: no such folder")
+    known = {row[0]: row for row in conn.execute("SELECT path, size, mtime_ns, inode, consumed, resume, lines, malformed FROM files")}
+    seen = read = added = lines = malformed = 0
+    present: set[str] = set()
+    for path in transcript_files(root):
+        key = str(path.resolve())
+        present.add(key)
+        seen += 1
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        row = known.get(key)
+        if row and row[1] == stat.st_size and row[2] == stat.st_mtime_ns and row[3] == stat.st_ino:
+            continue
+        grown = bool(row) and row[3] == stat.st_ino and stat.st_size >= row[4]
+        start, counted, prior_lines, prior_malformed = (row[5], row[4], row[6], row[7]) if grown else (0, 0, 0, 0)
+        try:
+            result = read_exchanges(path, start, counted)
+        except OSError:
+            continue
+        with conn:
+            _delete_from(conn, key, start)
+            added += _insert(conn, key, result.exchanges)
+            conn.execute(
+                "INSERT OR REPLACE INTO files(path, size, mtime_ns, inode, consumed, resume, lines, malformed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, stat.st_size, stat.st_mtime_ns, stat.st_ino, result.consumed, result.resume,
+                 prior_lines + result.lines, prior_malformed + result.malformed),
+            )
+        read += 1
+        lines += result.lines
+        malformed += result.malformed
+    removed = _prune(conn, root, present)
+    return IndexReport(seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3))
+
+
+def _prune(conn: sqlite3.Connection, root: Path, present: set[str]) -> int:
+    """Forget files under ``root`` that are gone."""
+    prefix = str(root.resolve()) + (os.sep if root.is_dir() else "")
+    gone = [p for (p,) in conn.execute("SELECT path FROM files") if p.startswith(prefix) and p not in present]
+    with conn:
+        for path in gone:
+            _delete_from(conn, path, 0)
+            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    return len(gone)
+
+
+def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
+    """Counts for ``pao history stats`` and the server's ``stats`` method."""
+    files, lines, malformed = conn.execute("SELECT count(*), COALESCE(sum(lines), 0), COALESCE(sum(malformed), 0) FROM files").fetchone()
+    exchanges, sessions, projects, first, last = conn.execute(
+        "SELECT count(*), count(DISTINCT session_id), count(DISTINCT project), min(timestamp), max(timestamp) FROM exchanges"
+    ).fetchone()
+    return {
+        "index": str(path),
+        "files": files,
+        "sessions": sessions,
+        "projects": projects,
+        "exchanges": exchanges,
+        "lines": lines,
+        "malformed_lines": malformed,
+        "first": first,
+        "last": last,
+        "bytes": path.stat().st_size if path.exists() else 0,
+    }

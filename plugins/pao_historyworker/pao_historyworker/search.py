@@ -1,0 +1,228 @@
+"""Lexical search over the local index: FTS5 bm25 with a relevance floor.
+
+The topic becomes an OR of its content words (stop words and generic task verbs
+dropped), so an exchange that shares some of the words still ranks. An OR query
+matches nearly anything, so each hit must also clear a floor: the IDF-weighted
+share of the topic's words it contains (a word no exchange contains counts
+against every hit, which is what sends an out-of-domain topic to zero results),
+and a bm25 score not far below the best hit's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+import sqlite3
+from typing import Sequence
+
+import attrs
+
+from pao_core.models import MemoryItem
+
+from pao_historyworker.index import TOKENIZER
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before being below
+    between both but by can could did do does doing done down during each else ever every few for from further
+    get gets got had has have having he her here hers him his how i if in into is it its itself just keep keeps
+    let like me mine more most much must my myself need needs no nor not now of off on once only or other our
+    ours out over own per please really same she should so some sometimes still such than that the their them
+    then there these they this those through to too under until up upon us very via want was we were what when
+    where which while who whom why will with within without would yes yet you your yours
+    add make makes use using fix fixes update change new way thing things stuff work works working look try
+    """.split()
+)
+"""Words that say nothing about a topic: English function words and generic task verbs."""
+
+BM25_WEIGHTS = (1.0, 0.8, 0.3, 1.5)
+"""Column weights: prompt, reply, tool output, context (project name and branch)."""
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@attrs.frozen
+class Tuning:
+    """The knobs of ranking and the floor (measured on the eval dev split, see benches/)."""
+
+    min_coverage: float = 0.35
+    relative_floor: float = 0.3
+    candidates: int = 200
+    session_weight: float = 0.5
+    coverage_power: float = 2.0
+    """Hits are ranked by bm25 x coverage ** this: a hit with the topic's rare words beats
+    one that repeats a common word often."""
+    """Siblings of a hit (the other exchanges of its session) rank after the hits at
+    this share of their session's best score; 0 turns session expansion off."""
+
+
+def query_words(topic: str) -> list[str]:
+    """The topic's content words, lower-cased, in order, without repeats."""
+    words: list[str] = []
+    for word in _WORD.findall(topic.lower()):
+        if len(word) < 2 or word in STOP_WORDS or word in words:
+            continue
+        words.append(word)
+    return words[:32]
+
+
+def _phrase(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
+    """Each word's indexed term, using FTS5's own tokenizer (so stems match exactly)."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(word, tokenize='{TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, 'instance')")
+    conn.execute("DELETE FROM temp.stemmer")
+    stems: dict[str, str] = {}
+    for number, word in enumerate(words, start=1):
+        conn.execute("INSERT INTO temp.stemmer(rowid, word) VALUES (?, ?)", (number, word))
+    for doc, term in conn.execute("SELECT doc, term FROM temp.stemmer_vocab ORDER BY doc, offset"):
+        stems.setdefault(words[doc - 1], term)
+    conn.execute("DELETE FROM temp.stemmer")
+    return stems
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+
+
+def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tuning()) -> list[MemoryItem]:
+    """The exchanges that match ``topic``, best first, above the floor."""
+    words = query_words(topic)
+    if not words or limit <= 0:
+        return []
+    stems = _stems(conn, words)
+    terms = sorted(set(stems.values()))
+    if not terms:
+        return []
+    total = conn.execute("SELECT count(*) FROM exchanges").fetchone()[0]
+    marks = ",".join("?" * len(terms))
+    df = dict(conn.execute(f"SELECT term, doc FROM exchanges_vocab WHERE term IN ({marks})", terms).fetchall())
+    idf = {term: _idf(total, df.get(term, 0)) for term in terms}
+    match = " OR ".join(_phrase(term) for term in terms)
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    rows = conn.execute(
+        f"SELECT rowid, -bm25(exchanges_fts, {weights}) AS score FROM exchanges_fts"
+        " WHERE exchanges_fts MATCH ? ORDER BY bm25(exchanges_fts, " + weights + ") LIMIT ?",
+        (match, tuning.candidates),
+    ).fetchall()
+    if not rows:
+        return []
+    scores = dict(rows)
+    matched = _matched_terms(conn, terms, list(scores))
+    whole = sum(idf.values())
+    coverage = {rowid: sum(idf[t] for t in matched.get(rowid, ())) / whole for rowid in scores}
+    ranked = sorted(((rowid, score * coverage[rowid] ** tuning.coverage_power) for rowid, score in rows), key=lambda r: -r[1])
+    best = ranked[0][1]
+    kept = [
+        (rowid, score)
+        for rowid, score in ranked
+        if coverage[rowid] >= tuning.min_coverage and score >= tuning.relative_floor * best
+    ]
+    if tuning.session_weight > 0:
+        kept = _with_session_siblings(conn, kept, limit, tuning.session_weight)
+    return _items(conn, kept[:limit])
+
+
+def _with_session_siblings(
+    conn: sqlite3.Connection, kept: list[tuple[int, float]], limit: int, weight: float
+) -> list[tuple[int, float]]:
+    """Add the other exchanges of the hits' sessions after the hits.
+
+    A session is usually one task, and its follow-up turns ("who picks the key?")
+    rarely repeat the topic's words, so they are found through their session.
+    """
+    if not kept or len(kept) >= limit:
+        return kept
+    hits = {rowid for rowid, _ in kept}
+    marks = ",".join("?" * len(kept))
+    session_of = dict(conn.execute(f"SELECT rowid, session_id FROM exchanges WHERE rowid IN ({marks})", list(hits)))
+    best: dict[str, float] = {}
+    for rowid, score in kept:
+        best.setdefault(session_of[rowid], score)
+    sessions = list(best)
+    marks = ",".join("?" * len(sessions))
+    siblings = conn.execute(
+        f"SELECT rowid, session_id FROM exchanges WHERE session_id IN ({marks}) ORDER BY start_offset", sessions
+    ).fetchall()
+    lowest_hit = kept[-1][1]  # siblings rank after every hit, so scores stay in rank order
+    extra = [(rowid, min(best[session] * weight, lowest_hit)) for rowid, session in siblings if rowid not in hits]
+    extra.sort(key=lambda row: -row[1])  # stable: by session rank, then position in the session
+    return kept + extra
+
+
+def _matched_terms(conn: sqlite3.Connection, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, set[str]]:
+    """Which of ``terms`` each candidate row contains."""
+    found: dict[int, set[str]] = {}
+    ids = json.dumps(list(rowids))
+    for term in terms:
+        for (rowid,) in conn.execute(
+            "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+            (_phrase(term), ids),
+        ):
+            found.setdefault(rowid, set()).add(term)
+    return found
+
+
+SNIPPET_PROMPT = 300
+SNIPPET_TOTAL = 700
+
+
+def snippet(prompt: str, reply: str) -> str:
+    """The user's turn and the reply, shortened for a briefing."""
+    ask = _shorten(prompt, SNIPPET_PROMPT)
+    answer = _shorten(reply, max(80, SNIPPET_TOTAL - len(ask)))
+    return f"User: {ask}\nAssistant: {answer}" if answer else f"User: {ask}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def title(cwd: str, timestamp: dt.datetime | None) -> str:
+    project = os.path.basename(cwd.rstrip("/")) or "unknown project"
+    return f"{project} · {timestamp.date().isoformat()}" if timestamp else project
+
+
+def _items(conn: sqlite3.Connection, kept: Sequence[tuple[int, float]]) -> list[MemoryItem]:
+    if not kept:
+        return []
+    marks = ",".join("?" * len(kept))
+    rows = {
+        row[0]: row
+        for row in conn.execute(
+            "SELECT rowid, id, session_id, project, cwd, git_branch, timestamp, uuids, prompt, reply"
+            f" FROM exchanges WHERE rowid IN ({marks})",
+            [rowid for rowid, _ in kept],
+        )
+    }
+    items = []
+    for rank, (rowid, score) in enumerate(kept, start=1):
+        _, item_id, session_id, project, cwd, branch, stamp, uuids, prompt, reply = rows[rowid]
+        timestamp = dt.datetime.fromisoformat(stamp) if stamp else None
+        items.append(
+            MemoryItem(
+                backend="history",
+                id=item_id,
+                title=title(project, timestamp),
+                text=snippet(prompt, reply),
+                kind="exchange",
+                timestamp=timestamp,
+                score=round(score, 4),
+                rank=rank,
+                meta={
+                    "session_id": session_id,
+                    "project": project,
+                    "cwd": cwd,
+                    "git_branch": branch,
+                    "uuids": json.loads(uuids),
+                },
+            )
+        )
+    return items

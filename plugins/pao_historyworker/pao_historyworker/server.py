@@ -1,0 +1,203 @@
+"""``pao history serve``: the local index over HTTP, in both protocol modes at one endpoint.
+
+Plain JSON-RPC (``search``, ``stats``) and MCP over streamable HTTP (``initialize``,
+``tools/list``, ``tools/call``) share ``POST /rpc``; docs/history-protocol.md is the
+contract. Every request is answered with JSON; bad requests get JSON-RPC errors and
+the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+import uuid
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from pao_historyworker import protocol as wire
+from pao_historyworker.backend import local_index
+
+ENDPOINT = "/rpc"
+MAX_REQUEST_BYTES = 64 * 1024
+MAX_SESSIONS = 10_000
+SERVER_NAME = "pao-history"
+
+
+class RequestFailed(Exception):
+    """A request the server answers with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, status: HTTPStatus = HTTPStatus.OK) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+class HistoryServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], index: Path, token: str | None) -> None:
+        super().__init__(address, HistoryHandler)
+        self.index = index
+        self.token = token
+        self.sessions: set[str] = set()
+        self.sessions_lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else host
+        return f"http://{shown}:{port}{ENDPOINT}"
+
+    def new_session(self) -> str:
+        session = uuid.uuid4().hex
+        with self.sessions_lock:
+            if len(self.sessions) >= MAX_SESSIONS:
+                self.sessions.clear()
+            self.sessions.add(session)
+        return session
+
+    def knows_session(self, session: str | None) -> bool:
+        with self.sessions_lock:
+            return session in self.sessions
+
+
+def make_server(index: Path, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None) -> HistoryServer:
+    return HistoryServer((host, port), index, token)
+
+
+class HistoryHandler(BaseHTTPRequestHandler):
+    server: HistoryServer
+    protocol_version = "HTTP/1.1"
+    server_version = SERVER_NAME
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        return  # quiet: the first stdout line belongs to PAO_HISTORY_URL
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the stdlib detects (a malformed request line, bad headers) as JSON-RPC errors too."""
+        self.close_connection = True
+        self.request_version = self.protocol_version  # answer an unparsable request line with HTTP/1.1 too
+        reason = message or HTTPStatus(code).phrase
+        self._send(HTTPStatus(code), wire.error_body(None, wire.INVALID_REQUEST, reason))
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, wire.error_body(None, wire.INVALID_REQUEST, "use POST"))
+
+    def do_DELETE(self) -> None:  # noqa: N802 - the stdlib's name
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, wire.error_body(None, wire.INVALID_REQUEST, "sessions are not deleted"))
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        request_id: Any = None
+        headers: dict[str, str] = {}
+        try:
+            message = self._read_message()
+            request_id = message.get("id")
+            if "id" not in message:
+                self._send(HTTPStatus.ACCEPTED, None)
+                return
+            result, headers = self._dispatch(message)
+            body, status = wire.result_body(request_id, result), HTTPStatus.OK
+        except RequestFailed as exc:
+            body, status = wire.error_body(request_id, exc.code, str(exc)), exc.status
+        except Exception as exc:  # the server keeps serving whatever one request did
+            body, status = wire.error_body(request_id, wire.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), HTTPStatus.OK
+        self._send(status, body, headers)
+
+    def _read_message(self) -> dict[str, Any]:
+        if self.path.split("?", 1)[0] != ENDPOINT:
+            self.close_connection = True
+            raise RequestFailed(wire.INVALID_REQUEST, f"no endpoint {self.path}; use {ENDPOINT}", HTTPStatus.NOT_FOUND)
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            self.close_connection = True
+            raise RequestFailed(wire.INVALID_REQUEST, "Content-Length required", HTTPStatus.LENGTH_REQUIRED)
+        if int(length) > MAX_REQUEST_BYTES:
+            self.close_connection = True  # the unread body must not be parsed as the next request
+            raise RequestFailed(
+                wire.INVALID_REQUEST, f"request over {MAX_REQUEST_BYTES} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+            )
+        raw = self.rfile.read(int(length))
+        if self.server.token and not self._authorized():
+            raise RequestFailed(wire.UNAUTHORIZED, "missing or wrong bearer token", HTTPStatus.UNAUTHORIZED)
+        try:
+            message = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise RequestFailed(wire.PARSE_ERROR, "body is not JSON") from None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            raise RequestFailed(wire.INVALID_REQUEST, "expected one JSON-RPC 2.0 request object")
+        return message
+
+    def _authorized(self) -> bool:
+        given = self.headers.get("Authorization", "")
+        expected = f"Bearer {self.server.token}"
+        return hmac.compare_digest(given.encode(), expected.encode())
+
+    def _dispatch(self, message: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+        method, params = message["method"], message.get("params") or {}
+        if not isinstance(params, dict):
+            raise RequestFailed(wire.INVALID_PARAMS, "params must be an object")
+        if method == wire.SEARCH_METHOD:
+            return self._search(params), {}
+        if method == wire.STATS_METHOD:
+            return self._stats(), {}
+        if method == "ping":
+            return {}, {}
+        if method == "initialize":
+            session = self.server.new_session()
+            result = {
+                "protocolVersion": wire.MCP_PROTOCOL_VERSION,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": SERVER_NAME, "version": "1"},
+            }
+            return result, {wire.SESSION_HEADER: session}
+        if method in ("tools/list", "tools/call"):
+            if not self.server.knows_session(self.headers.get(wire.SESSION_HEADER)):
+                raise RequestFailed(wire.UNKNOWN_SESSION, "unknown or missing Mcp-Session-Id; initialize first", HTTPStatus.NOT_FOUND)
+            return (self._call_tool(params) if method == "tools/call" else {"tools": wire.TOOLS}), {}
+        raise RequestFailed(wire.METHOD_NOT_FOUND, f"no method {method!r}")
+
+    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise RequestFailed(wire.INVALID_PARAMS, "arguments must be an object")
+        if name == wire.TOOLS[0]["name"]:
+            result = self._search(arguments)
+        elif name == wire.STATS_TOOL:
+            result = self._stats()
+        else:
+            raise RequestFailed(wire.INVALID_PARAMS, f"no tool {name!r}")
+        return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
+
+    def _search(self, params: dict[str, Any]) -> dict[str, Any]:
+        from pao_historyworker.search import search
+
+        query, limit = params.get("query"), params.get("limit", 10)
+        if not isinstance(query, str) or not query.strip():
+            raise RequestFailed(wire.INVALID_PARAMS, "query must be a non-empty string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= wire.MAX_LIMIT:
+            raise RequestFailed(wire.INVALID_PARAMS, f"limit must be an integer from 1 to {wire.MAX_LIMIT}")
+        with local_index(self.server.index) as conn:
+            items = search(conn, query, limit)
+        return {"items": [wire.item_to_wire(item) for item in items]}
+
+    def _stats(self) -> dict[str, Any]:
+        from pao_historyworker.index import stats
+
+        with local_index(self.server.index) as conn:
+            return stats(conn, self.server.index)
+
+    def _send(self, status: HTTPStatus, body: dict[str, Any] | None, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)

@@ -1,0 +1,256 @@
+"""The tmux terminal driver: one pao session on a private server, one window per agent.
+
+A target is ``SOCKET:PANE_ID`` (``pao:%3``), so an agent stays reachable when the
+configuration changes later. Text goes in through ``load-buffer`` from a private file
+and ``paste-buffer -p -d`` (bracketed paste), never through ``send-keys``, which would
+read ``;`` and key names in user text as tmux syntax.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import attrs
+
+from pao_core.errors import PaoError, ValidationError
+
+if TYPE_CHECKING:
+    import libtmux
+
+DEFAULT_SOCKET = "pao"
+USER_DEFAULT_SERVER = "default"
+"""The socket name that means the user's own default tmux server (opt-in only)."""
+
+MIN_VERSION = (3, 0)
+SPAWN_RETRY_SECONDS = 3.0
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
+_SOCKET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_PANE_ID = re.compile(r"^%[0-9]+$")
+_KEY_NAME = re.compile(r"^(?:[CMS]-)*[A-Za-z][A-Za-z0-9]{0,15}$")
+_NO_SERVER = ("no server running", "error connecting", "No such file or directory", "server exited")
+
+
+class TmuxError(PaoError):
+    """A tmux command failed; the message says which and why, in one line."""
+
+
+@attrs.frozen
+class TmuxOptions:
+    """``[terminals.tmux]``: ``socket`` (``PAO_TMUX_SOCKET``), session name, window size, kill grace (s)."""
+
+    socket: str = DEFAULT_SOCKET
+    session: str = "pao"
+    width: int = 200
+    height: int = 50
+    kill_grace: float = 2.0
+
+
+@attrs.define
+class TmuxDriver:
+    """``pao_core.contracts.TerminalDriver`` for tmux, plus ``pid(target)``."""
+
+    options: TmuxOptions = TmuxOptions()
+    name: str = "tmux"
+
+    # -- the protocol ------------------------------------------------------------
+
+    def availability(self) -> str | None:
+        for label, value in (("socket", self.options.socket), ("session", self.options.session)):
+            if not _SOCKET_NAME.match(value):
+                return f"[terminals.tmux] {label} {value!r} must match {_SOCKET_NAME.pattern}"
+        binary = shutil.which("tmux")
+        if binary is None:
+            return "tmux is not installed (apt-get install tmux, or brew install tmux)"
+        if importlib.util.find_spec("libtmux") is None:
+            return "libtmux is not installed in pao's environment (pip install libtmux)"
+        version = _tmux_version(binary)
+        if version is None or version < MIN_VERSION:
+            return f"tmux {'.'.join(map(str, MIN_VERSION))} or newer is needed"
+        return None
+
+    def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
+        """Start ``command`` in a new window ``name`` with exactly ``env``; return the target."""
+        if not command:
+            raise ValidationError("the agent's command is empty")
+        fd, spec_path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"argv": list(command), "env": dict(env)}, handle)
+        # -I -S: the launcher needs only the standard library, so skip site's start-up cost
+        launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
+        # remain-on-exit in the same command queue as the window's birth: an agent that
+        # dies at once still leaves its last screen behind for pao to report.
+        window_args = ["-n", name, "-c", folder, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
+        window_args += ["set-option", "-w", "remain-on-exit", "on"]
+        server = self._server()
+        try:
+            pane_id = self._check(self._new_window(server, window_args), f"start window {name!r}", server)[0].strip()
+        except BaseException:
+            _unlink(spec_path)
+            raise
+        return f"{self.options.socket}:{pane_id}"
+
+    def paste(self, target: str, text: str) -> None:
+        """Paste ``text`` as one bracketed paste (the program sees it as pasted, not typed)."""
+        server, pane = self._address(target)
+        buffer = f"pao-{uuid.uuid4().hex[:12]}"
+        fd, path = tempfile.mkstemp(prefix="pao-paste-", suffix=".txt")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer", server)
+            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}", server)
+        except TmuxError:
+            server.cmd("delete-buffer", "-b", buffer)  # paste -d deletes it only on success
+            raise
+        finally:
+            _unlink(path)
+
+    def press(self, target: str, key: str) -> None:
+        """Send one named key (``Enter``, ``Escape``, ``C-c``): never text."""
+        if not _KEY_NAME.match(key):
+            raise ValidationError(f"{key!r} is not a tmux key name")
+        server, pane = self._address(target)
+        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}", server)
+
+    def read(self, target: str) -> str:
+        """The visible screen; for a dead pane, its last output (tmux scrolls it up on exit)."""
+        server, pane = self._address(target)
+        result = server.cmd("display-message", "-p", "-t", pane, "#{pane_dead}", ";", "capture-pane", "-p", "-t", pane)
+        lines = self._check(result, f"read {target}", server)
+        if lines and lines[0] == "1":
+            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}", server)
+            return "\n".join(line for line in history if line.strip()) + "\n"
+        return "\n".join(lines[1:]) + "\n"
+
+    def is_alive(self, target: str) -> bool:
+        return self._pane_field(target, "#{pane_dead}") == "0"
+
+    def kill(self, target: str) -> None:
+        """End the agent's processes, then close its window; anything already gone is not an error.
+
+        Closing a window only sends SIGHUP, which some CLIs (Gemini CLI's node relaunch)
+        survive, so the pane's process tree is terminated first, then killed if it lingers.
+        """
+        server, pane = self._address(target)
+        pid = self.pid(target) if self.is_alive(target) else None
+        if pid is not None:
+            _end_process_tree(pid, grace=self.options.kill_grace)
+        result = server.cmd("kill-window", "-t", pane)
+        if result.returncode != 0 and not _gone(result.stderr):
+            self._check(result, f"kill {target}", server)
+
+    # -- additions -----------------------------------------------------------------
+
+    def pid(self, target: str) -> int | None:
+        """The process id of the agent (the launcher execs into it, so it is the pane's pid)."""
+        value = self._pane_field(target, "#{pane_pid}")
+        return int(value) if value and value.isdigit() else None
+
+    # -- machinery -------------------------------------------------------------------
+
+    def _new_window(self, server: libtmux.Server, window_args: list[str]) -> Any:
+        """A window in pao's session, making the session (and server) when missing.
+
+        Retried briefly: when the last window closes, the session and then the server
+        go away in the background, and a command arriving meanwhile fails.
+        """
+        size = ["-x", str(self.options.width), "-y", str(self.options.height)]
+        give_up = time.monotonic() + SPAWN_RETRY_SECONDS
+        while True:
+            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
+            if result.returncode == 0 or not _missing_session(result.stderr):
+                return result
+            result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
+            if result.returncode == 0 or time.monotonic() > give_up:
+                return result
+            time.sleep(0.02)
+
+    def _pane_field(self, target: str, fmt: str) -> str | None:
+        server, pane = self._address(target)
+        result = server.cmd("display-message", "-p", "-t", pane, fmt)
+        if result.returncode != 0:
+            if _gone(result.stderr):
+                return None
+            self._check(result, f"inspect {target}", server)
+        return result.stdout[0].strip() if result.stdout else None
+
+    def _server(self, socket: str | None = None) -> libtmux.Server:
+        import libtmux
+
+        socket = socket or self.options.socket
+        return libtmux.Server() if socket == USER_DEFAULT_SERVER else libtmux.Server(socket_name=socket)
+
+    def _address(self, target: str) -> tuple[libtmux.Server, str]:
+        socket, _, pane = target.rpartition(":")
+        if not _SOCKET_NAME.match(socket) or not _PANE_ID.match(pane):
+            raise ValidationError(f"{target!r} is not a tmux target (SOCKET:%PANE)")
+        return self._server(socket), pane
+
+    @staticmethod
+    def _check(result: Any, doing: str, server: libtmux.Server) -> list[str]:
+        if result.returncode == 0:
+            return list(result.stdout)
+        message = " ".join(result.stderr) or f"exit status {result.returncode}"
+        if any(marker in message for marker in _NO_SERVER):
+            socket = server.socket_name or USER_DEFAULT_SERVER
+            raise TmuxError(f"cannot {doing}: the tmux server {socket!r} is not running")
+        if _gone(result.stderr):
+            raise TmuxError(f"cannot {doing}: its tmux window is gone")
+        raise TmuxError(f"cannot {doing}: tmux: {message}")
+
+
+def _missing_session(stderr: Sequence[str]) -> bool:
+    text = " ".join(stderr)
+    return "can't find session" in text or "no current target" in text or any(m in text for m in _NO_SERVER)
+
+
+def _gone(stderr: Sequence[str]) -> bool:
+    text = " ".join(stderr)
+    return "can't find" in text or "no current target" in text or any(marker in text for marker in _NO_SERVER)
+
+
+def _tmux_version(binary: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"(\d+)\.(\d+)", out)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _end_process_tree(pid: int, *, grace: float) -> None:
+    """SIGTERM a process and its descendants, SIGKILL whatever is left after ``grace`` seconds."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(tree, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=grace)

@@ -1,0 +1,139 @@
+"""``pao eval``: the metric computation, the report, and the product's acceptance targets.
+
+The corpus under tests/data/eval is the project's labelled fixture (a copy of the
+shared eval corpus); the tests run on a copy of it in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pao_core.evaluate import Query, QueryRun, score
+from pao_core.models import Briefing, MemoryItem
+
+CORPUS = Path(__file__).parent / "data" / "eval"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    copy = tmp_path / "eval"
+    shutil.copytree(CORPUS, copy)
+    return copy
+
+
+def _labels(corpus: Path) -> dict[str, dict]:
+    return {row["id"]: row for row in map(json.loads, (corpus / "labels.jsonl").read_text().splitlines())}
+
+
+def _run(query: Query, items: list[MemoryItem], markdown: str = "x" * 100) -> QueryRun:
+    briefing = Briefing(topic=query.topic, markdown=markdown, items=tuple(items), backends={}, elapsed_ms=1.0)
+    return QueryRun(query, briefing, 10.0)
+
+
+def _obs(ident: str) -> MemoryItem:
+    return MemoryItem("longterm", ident, ident.split("#")[0][4:], "text", kind="observation")
+
+
+def test_metrics_follow_the_corpus_definitions(corpus: Path) -> None:
+    labels = _labels(corpus)
+    relevant = [i for i, row in labels.items() if row["subtopic"] == "mac-notarization" and i.startswith("obs:")]
+    partial = next(i for i, row in labels.items() if row["domain"] == "macapp" and row["subtopic"] != "mac-notarization")
+    wrong = next(i for i, row in labels.items() if row["domain"] == "sourdough")
+    lines = [i for i, row in labels.items() if row["subtopic"] == "mac-notarization" and i.startswith("msg:")]
+    session, first = lines[0].split(":")[1], lines[0].split(":")[2]
+    same_session = [i.split(":")[2] for i in lines if i.split(":")[1] == session]
+    exchange = MemoryItem("history", f"msg:{session}:{first}", "driftnote", "User: ...", kind="exchange",
+                          timestamp=dt.datetime(2026, 1, 14, tzinfo=dt.timezone.utc),
+                          meta={"session_id": session, "uuids": same_session[:3]})
+    mac = Query("q15", "fix the notarization failure", "in-domain", "macapp", "mac-notarization")
+    bread = Query("q39", "Gus smells like acetone", "in-domain", "sourdough", "bread-starter")
+    quiet = Query("q99", "no answer at all", "in-domain", "sourdough", "bread-starter")
+    ood = Query("q06", "drip irrigation", "ood", None, None)
+    runs = [
+        _run(mac, [_obs(relevant[0]), _obs(relevant[1]), _obs(partial), _obs(wrong), exchange], "m" * 300),
+        _run(bread, [_obs(wrong)], "b" * 100),
+        _run(quiet, [], "q" * 200),
+        _run(ood, [_obs(wrong), _obs(partial)], "o" * 400),
+    ]
+    report = score(runs, corpus)
+    # Precision: mac 4 of 5 in the domain; bread 1 of 1; the empty answer is not averaged.
+    assert report["precision"] == pytest.approx((4 / 5 + 1) / 2, abs=1e-4)
+    # Recall@10: mac 2 observations + every labelled line of the exchange, over min(10, existing).
+    mac_relevant = 2 + len(same_session[:3])
+    bread_relevant = 1 if labels[wrong]["subtopic"] == "bread-starter" else 0
+    assert report["per_query"][0]["recall_at_10"] == pytest.approx(mac_relevant / 10, abs=1e-3)
+    assert report["recall_at_10"] == pytest.approx((mac_relevant / 10 + bread_relevant / 10 + 0) / 3, abs=1e-3)
+    assert report["ood_items"] == 2
+    assert report["items"] == 2 and report["chars"] == 250
+    assert report["latency_p50_ms"] == 10.0
+
+
+def test_supersession_and_duplicate_checks(corpus: Path) -> None:
+    mac = Query("q15", "x", "in-domain", "macapp", "mac-notarization")
+    pair = json.loads((corpus / "contradictions.jsonl").read_text().splitlines()[0])
+    newer = MemoryItem("longterm", pair["newer"], "e", "t", meta={})
+    older = MemoryItem("longterm", pair["older"], "e", "t", fusion={"earlier": True})
+    twin = [json.loads(line)["ids"] for line in (corpus / "near_duplicates.jsonl").read_text().splitlines()][0]
+    report = score([_run(mac, [newer, older]), _run(mac, [older, newer]), _run(mac, [_obs(twin[0]), _obs(twin[1])])],
+                   corpus)
+    assert report["superseded_pairs_shown"] == 2 and report["superseded_pairs_ordered"] == 1
+    assert report["duplicate_groups_repeated"] == 1
+
+
+def test_leak_check_finds_a_secret_and_an_escape(corpus: Path) -> None:
+    mac = Query("q15", "x", "in-domain", "macapp", "mac-notarization")
+    leaky = _run(mac, [], "key AKIAQX7M3RZ2FAKE9KDP here \x1b[31m")
+    report = score([leaky], corpus)
+    assert report["secrets_leaked"] == 1 and report["briefings_with_esc"] == 1
+
+
+def test_pao_eval_reports_beside_the_original_system(pao, corpus: Path) -> None:
+    done = pao("eval", str(corpus), "--split", "dev", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for figure in ("precision", "recall@10", "out-of-domain items", "briefing characters", "items per briefing",
+                   "latency p50"):
+        assert figure in out
+    assert "57.4%" in out and "4,816" in out and "11.5" in out and "586 ms" in out
+
+
+def test_dev_split_meets_the_acceptance_targets(pao, corpus: Path) -> None:
+    """The product's acceptance criteria (issue 5): precision, recall@10, out-of-domain, leaks."""
+    done = pao("eval", str(corpus), "--split", "dev", "--json", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["backends"] == ["history", "longterm"] and report["queries"] == 24
+    # The report's figures are what its own per-query ids say they are.
+    labels = _labels(corpus)
+    queries = {row["qid"]: row for row in map(json.loads, (corpus / "queries.jsonl").read_text().splitlines())}
+    precisions = []
+    for row in report["per_query"]:
+        query = queries[row["qid"]]
+        if query["kind"] != "ood" and row["ids"]:
+            precisions.append(sum(labels[ids[0]]["domain"] == query["domain"] for ids in row["ids"]) / len(row["ids"]))
+    assert report["precision"] == pytest.approx(sum(precisions) / len(precisions), abs=1e-3)
+    assert report["precision"] >= 0.85
+    assert report["recall_at_10"] >= 0.60
+    assert report["ood_items"] <= 0.5
+    assert report["secrets_leaked"] == 0 and report["briefings_with_esc"] == 0
+    assert report["chars"] < 4816 and report["items"] < 11.5
+
+
+def test_eval_subsets_of_backends_and_bad_input(pao, corpus: Path) -> None:
+    done = pao("eval", str(corpus), "--backends", "longterm", "--json", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["backends"] == ["longterm"]
+    assert all(ident.startswith("obs:") for row in report["per_query"] for ids in row["ids"] for ident in ids)
+    for args, needle in (
+        (["eval", str(corpus / "nope")], "not a folder"),
+        (["eval", str(corpus), "--split", "test"], "no split 'test'"),
+        (["eval", str(corpus), "--backends", "bogus"], "no backend named bogus"),
+    ):
+        bad = pao(*args)
+        assert bad.returncode != 0 and needle in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr

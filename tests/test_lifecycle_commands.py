@@ -1,0 +1,300 @@
+"""End to end: ``pao spawn`` and the lifecycle commands, a real fake agent in real tmux."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from lifecycle_support.fake_host import received
+from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_core.registry import Registry
+
+
+def _registry(pao: Pao) -> Registry:
+    return Registry(pao.home)
+
+
+@pytest.mark.hook("pao_host_agents")
+@pytest.mark.hook("pao_readiness_detectors")
+@pytest.mark.hook("pao_agent_spawned")
+@pytest.mark.hook("pao_briefing_written")
+def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = pao.folder("code/api")
+    monkeypatch.setenv("FAKE_AGENT_ECHO_ENV", "PAO_TEST_MARKER")
+    monkeypatch.setenv("PAO_TEST_MARKER", "from-the-spawning-process-71")
+    code, out, err = pao("spawn", "fix the login bug in ./code/api", "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["name"] == "api"
+    assert record["folder"] == str(folder.resolve())
+    assert record["topic"] == "fix the login bug"
+    assert record["host"] == "fake" and record["state"] == "busy"
+    assert record["target"].startswith(pao.socket + ":%")
+    assert record["pid"] and record["briefing_hash"]
+    assert [s["step"] for s in record["steps"]] == [
+        "1 validate", "2-3 gather+compose", "4 deliver", "5 pre-seed", "6 spawn", "7 ready", "7 nudge",
+    ]
+    for label in ("1 validate", "4 deliver", "6 spawn", "7 ready", "7 nudge"):
+        assert f"pao: {label}" in err
+    assert (folder / "CONTEXT_BRIEFING.md").read_text().startswith("# Context briefing: fix the login bug")
+    assert "CONTEXT_BRIEFING.md" in (folder / "AGENTS.md").read_text()
+    assert pao.plugin.host.preseeded == [str(folder.resolve())]
+    assert pao.plugin.written == [(str(folder.resolve()), str(folder.resolve() / "CONTEXT_BRIEFING.md"))]
+    assert [r.name for r in pao.plugin.spawned] == ["api"] and pao.plugin.spawned[0].state == "busy"
+    messages = received(folder)
+    assert [m["text"] for m in messages] == ["Task: fix the login bug. Read CONTEXT_BRIEFING.md first."]
+    assert record["session_id"] == messages[0]["session"]
+    # the window is named after the agent, runs in the folder, with the spawning environment
+    panes = pao.tmux("list-panes", "-a", "-F", "#{window_name} #{pane_current_path}").stdout.split()
+    assert panes == ["api", str(folder.resolve())]
+    screen = pao.tmux("capture-pane", "-p", "-t", record["target"].split(":")[1]).stdout
+    assert "PAO_TEST_MARKER=from-the-spawning-process-71" in screen
+
+
+def test_no_nudge_and_derived_names_are_unique(pao: Pao) -> None:
+    pao.folder("svc")
+    first = pao("spawn", "look around", "--folder", "svc", "--no-nudge", "--json")
+    second = pao("spawn", "look again", "--folder", "svc", "--no-nudge", "--json")
+    assert first[0] == 0 and second[0] == 0, first[2] + second[2]
+    assert [json.loads(first[1])["name"], json.loads(second[1])["name"]] == ["svc", "svc-2"]
+    assert json.loads(first[1])["state"] == "ready"
+    assert "7 nudge" not in first[2]
+    assert received(pao.workdir / "svc") == []
+
+
+def test_send_list_status_broadcast_kill(pao: Pao) -> None:
+    for name in ("one", "two"):
+        assert pao("spawn", "wait", "--folder", str(pao.folder(name)), "--no-nudge")[0] == 0
+    hostile = "a; kill-server ; Enter C-c $(rm -rf /) `id` 'quoted' \"dq\""
+    code, _, err = pao("send", "one", hostile)
+    assert code == 0, err
+    assert [m["text"] for m in received(pao.workdir / "one")] == [hostile]
+    assert pao.tmux("list-sessions").returncode == 0  # the server is still up
+
+    code, out, _ = pao("list", "--json")
+    listed = json.loads(out)
+    assert [(a["name"], a["host"], a["observed"]["state"]) for a in listed] == [
+        ("one", "fake", "ready"), ("two", "fake", "ready")
+    ]
+    code, out, _ = pao("list")
+    assert out.splitlines()[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"]
+
+    code, _, err = pao("broadcast", "status please")
+    assert code == 0, err
+    for name in ("one", "two"):
+        assert received(pao.workdir / name)[-1]["text"] == "status please"
+    code, _, err = pao("broadcast", "only two", "--only", "two")
+    assert code == 0
+    assert received(pao.workdir / "two")[-1]["text"] == "only two"
+    assert received(pao.workdir / "one")[-1]["text"] == "status please"
+
+    code, out, _ = pao("status", "two", "--json", "--screen")
+    status = json.loads(out)
+    assert status["observed"]["state"] in ("ready", "busy")
+    assert "only two" in status["screen"]
+
+    assert pao("kill", "one")[0] == 0
+    assert [r.name for r in _registry(pao).list()] == ["two"]
+    windows = pao.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split()
+    assert windows == ["two"]
+
+
+def test_long_and_multiline_text_goes_through_a_placeholder(pao: Pao) -> None:
+    assert pao("spawn", "wait", "--folder", str(pao.folder("big")), "--no-nudge")[0] == 0
+    text = "\n".join(f"line {i}: " + "x" * 60 for i in range(40))
+    code, _, err = pao("send", "big", text)
+    assert code == 0, err
+    assert received(pao.workdir / "big")[-1]["text"] == text
+
+
+def test_a_swallowed_enter_is_pressed_once_more(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_AGENT_SWALLOW_ENTER", "1")
+    code, _, err = pao("spawn", "do it", "--folder", str(pao.folder("deaf")))
+    assert code == 0, err
+    assert [m["text"] for m in received(pao.workdir / "deaf")] == ["Task: do it. Read CONTEXT_BRIEFING.md first."]
+
+
+def test_enter_never_taken_is_one_clear_error(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_AGENT_SWALLOW_ENTER", "5")
+    assert pao("spawn", "x", "--folder", str(pao.folder("stuck")), "--no-nudge")[0] == 0
+    started = time.monotonic()
+    code, _, err = pao("send", "stuck", "hello there")
+    assert code != 0
+    assert err.strip() == "pao: stuck did not take the text: Enter was pressed twice and the input still holds it"
+    assert time.monotonic() - started < 10
+
+
+def test_blocked_dialog_bails_at_once_and_cleans_up(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_AGENT_DIALOG", "1")
+    started = time.monotonic()
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("wary")))
+    assert code != 0
+    assert time.monotonic() - started < 5  # far below the 15 s ready timeout
+    assert err.strip().splitlines()[-1] == (
+        "pao: wary is blocked: the agent asks whether to trust the folder; answer it in the window"
+    )
+    assert _registry(pao).list() == []
+    assert "Do you trust the files" in (pao.home / "failed" / "wary.screen.txt").read_text()
+    assert pao.tmux("list-windows", "-a").stdout == ""
+
+
+def test_agent_exiting_at_start_is_reported(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_AGENT_EXIT", "fatal: cannot reach the model service")
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("crash")))
+    assert code != 0
+    assert err.strip().splitlines()[-1] == "pao: crash exited before it was ready: fatal: cannot reach the model service"
+    assert _registry(pao).list() == []
+
+
+def test_checkpoint_pause_resume_and_resume_after_death(pao: Pao) -> None:
+    folder = pao.folder("keep")
+    assert pao("spawn", "remember", "--folder", str(folder))[0] == 0
+    assert pao("send", "keep", "second message")[0] == 0
+    session = received(folder)[0]["session"]
+
+    code, out, _ = pao("checkpoint", "keep")
+    saved = json.loads(open(out.strip()).read())
+    assert saved["session_id"] == session
+    assert saved["briefing_hash"] == _registry(pao).get("keep").briefing_hash
+    assert "second message" in saved["screen"]
+    assert saved["briefing"].startswith("# Context briefing: remember")
+
+    assert pao("pause", "keep")[0] == 0
+    assert _registry(pao).get("keep").state == "paused"
+    assert pao.tmux("list-windows", "-a").stdout == ""
+    code, _, err = pao("send", "keep", "hello")
+    assert code != 0 and "is paused" in err
+
+    (folder / "CONTEXT_BRIEFING.md").unlink()  # resume restores it from the checkpoint
+    code, _, err = pao("resume", "keep")
+    assert code == 0, err
+    record = _registry(pao).get("keep")
+    assert record.state == "ready" and record.session_id == session
+    assert (folder / "CONTEXT_BRIEFING.md").read_text() == saved["briefing"]
+    assert pao("send", "keep", "after resume")[0] == 0
+    assert {m["session"] for m in received(folder)} == {session}
+
+    # the process dies behind pao's back: status says dead, resume relaunches it
+    pao.tmux("kill-server")
+    code, out, _ = pao("status", "keep", "--json")
+    assert json.loads(out)["observed"]["state"] == "dead"
+    code, _, err = pao("resume", "keep")
+    assert code == 0, err
+    assert pao("send", "keep", "after death")[0] == 0
+    assert [m["text"] for m in received(folder)][-1] == "after death"
+    assert {m["session"] for m in received(folder)} == {session}
+    code, _, err = pao("resume", "keep")
+    assert code != 0 and err.strip() == "pao: agent 'keep' is running; nothing to resume"
+
+
+def test_monitor_shows_states(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert pao("spawn", "x", "--folder", str(pao.folder("calm")), "--no-nudge")[0] == 0
+    monkeypatch.setenv("FAKE_AGENT_BUSY", "30")
+    assert pao("spawn", "x", "--folder", str(pao.folder("toiling")))[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("gone")), "--no-nudge")[0] == 0
+    pao.tmux("kill-window", "-t", _registry(pao).get("gone").target.split(":")[1])
+    code, out, _ = pao("monitor", "--json")
+    states = {a["name"]: a["observed"]["state"] for a in json.loads(out)}
+    assert states == {"calm": "ready", "toiling": "busy", "gone": "dead"}
+    code, out, _ = pao("monitor", "--once")
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:]}
+    assert rows == {"calm": "ready", "toiling": "busy", "gone": "dead"}
+    assert _registry(pao).get("gone").state == "dead"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["spawn", "x", "--name", "../evil"], "agent name '../evil' is not allowed"),
+        (["spawn", "x", "--name=-rf"], "agent name '-rf' is not allowed"),
+        (["spawn", "x", "--name", "a" * 65], "is not allowed"),
+        (["spawn", "x", "--name", "ok\x1b[2J"], "the agent name holds a control character"),
+        (["spawn", "fix\x1b]0;pwned\x07 it"], "the topic holds a control character (U+001B at position 3)"),
+        (["spawn", "fix\nit"], "the topic holds a control character (U+000A"),
+        (["spawn", "x", "--folder", "/nonexistent/folder"], "folder /nonexistent/folder does not exist"),
+        (["spawn", "x", "--folder", "bad\x00dir"], "the folder holds a control character"),
+        (["spawn", "work in ./missing/dir"], "folder ./missing/dir (named in the topic) does not exist"),
+        (["spawn", "   "], "the topic is empty"),
+        (["spawn", "x", "--host", "nosuch"], "unknown host agent 'nosuch' (known: claude-code, codex, fake, gemini)"),
+        (["spawn", "x", "--terminal", "nosuch"], "unknown terminal 'nosuch' (known: tmux)"),
+        (["send", "ghost", "hi"], "no agent named 'ghost' (see 'pao list')"),
+        (["kill", "ghost"], "no agent named 'ghost'"),
+        (["status", "ghost"], "no agent named 'ghost'"),
+        (["resume", "ghost"], "no agent named 'ghost'"),
+        (["broadcast", "hi", "--only", "ghost"], "no agent named 'ghost'"),
+    ],
+)
+def test_bad_input_is_one_line_and_starts_nothing(pao: Pao, args: list[str], message: str) -> None:
+    code, out, err = pao(*args)
+    assert code != 0
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+    assert not pao.home.joinpath("agents.json").exists() or _registry(pao).list() == []
+    assert not list(pao.workdir.rglob("CONTEXT_BRIEFING.md"))
+    assert pao.tmux("list-sessions").returncode != 0  # no tmux server was ever started
+
+
+def test_duplicate_name_and_dead_server(pao: Pao) -> None:
+    assert pao("spawn", "x", "--folder", str(pao.folder("dup")), "--no-nudge")[0] == 0
+    code, _, err = pao("spawn", "y", "--folder", str(pao.folder("other")), "--name", "dup")
+    assert code != 0 and err.strip() == "pao: an agent named 'dup' already exists (pick another --name)"
+    assert not (pao.workdir / "other" / "CONTEXT_BRIEFING.md").exists()
+    pao.tmux("kill-server")
+    code, _, err = pao("send", "dup", "hi")
+    assert code != 0
+    assert err.strip() == "pao: agent 'dup' is not running (its terminal is gone); 'pao resume dup' restarts it"
+    code, out, _ = pao("list", "--json")
+    assert json.loads(out)[0]["observed"]["state"] == "dead"
+    assert pao("kill", "dup")[0] == 0  # a dead server is no obstacle to forgetting the agent
+    assert _registry(pao).list() == []
+
+
+def test_concurrent_pao_processes_never_lose_an_agent(pao: Pao) -> None:
+    """Five ``pao spawn`` processes on one folder at once, and kills racing spawns."""
+    pao.folder("shared")
+    procs = [pao.subprocess("spawn", "together", "--folder", "shared", "--no-nudge") for _ in range(5)]
+    results = [(p.wait(timeout=60), p.stderr.read()) for p in procs]
+    assert all(code == 0 for code, _ in results), results
+    names = sorted(r.name for r in _registry(pao).list())
+    assert names == ["shared", "shared-2", "shared-3", "shared-4", "shared-5"]
+    windows = sorted(pao.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split())
+    assert windows == names
+
+    killers = [pao.subprocess("kill", name) for name in names[:3]]
+    spawners = [pao.subprocess("spawn", "more", "--folder", "shared", "--name", f"late-{i}", "--no-nudge") for i in range(2)]
+    for proc in killers + spawners:
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    assert sorted(r.name for r in _registry(pao).list()) == ["late-0", "late-1", "shared-4", "shared-5"]
+
+
+def test_an_agent_that_never_gets_ready_costs_its_timeout(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    (pao.home.parent / "config.toml").write_text('[spawn]\nhost = "fake"\nready_timeout = 1.0\n')
+    monkeypatch.setenv("FAKE_AGENT_START_DELAY", "30")
+    started = time.monotonic()
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")))
+    assert code != 0
+    assert time.monotonic() - started < 1.0 + 3  # the deadline, plus start-up and clean-up
+    assert err.strip().splitlines()[-1] == (
+        "pao: slow was not ready after 1 s (screen: unknown; last line: starting fake agent…)"
+    )
+    assert _registry(pao).list() == [] and pao.tmux("list-windows", "-a").stdout == ""
+
+
+def test_send_to_a_busy_agent_waits_for_the_text_to_leave_the_input(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Activity on a screen that was already busy proves nothing: the first Enter is lost here."""
+    monkeypatch.setenv("FAKE_AGENT_BUSY", "30")
+    monkeypatch.setenv("FAKE_AGENT_SWALLOW_BUSY_ENTER", "1")
+    assert pao("spawn", "x", "--folder", str(pao.folder("toil")))[0] == 0  # busy for 30 s from the nudge
+    code, _, err = pao("send", "toil", "queued while busy")
+    assert code == 0, err
+    assert received(pao.workdir / "toil")[-1]["text"] == "queued while busy"
+
+
+def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
+    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
+    monitor = pao.subprocess("monitor", "--interval", "0.2")
+    time.sleep(2.0)  # several refreshes
+    monitor.terminate()
+    out, _ = monitor.communicate(timeout=10)
+    assert out.count("NAME  ") >= 3 and "watched  ready" in out
