@@ -26,6 +26,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str, str]] = {
     "PAO_POSTGRES_URL": ("backends", "longterm", "url"),
     "PAO_HISTORY_URL": ("backends", "history", "url"),
     "PAO_CLAUDE_COMMAND": ("hosts", "claude-code", "command"),
+    "PAO_CODEX_COMMAND": ("hosts", "codex", "command"),
+    "PAO_GEMINI_COMMAND": ("hosts", "gemini", "command"),
     "PAO_TMUX_SOCKET": ("terminals", "tmux", "socket"),
 }
 """Environment variable -> (table, name, key) it overrides."""

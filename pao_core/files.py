@@ -16,7 +16,7 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 from pao_core.errors import PaoError
 
@@ -167,6 +167,7 @@ def update_json(
     lock_path: str | os.PathLike[str] | None = None,
     backup: bool = True,
     timeout: float = 10.0,
+    hold: Callable[[], ContextManager[Any]] | None = None,
 ) -> dict[str, Any]:
     """Edit a JSON object file in place, safely; returns the new content.
 
@@ -174,11 +175,13 @@ def update_json(
     it (a function that mutates the dict), keep one backup (``<file>.bak``) of the
     previous content, and replace the file atomically. Keys the change does not touch
     are kept as they were, in their order. A file that does not parse is never
-    overwritten: :class:`UnreadableJSON` says which file and why.
+    overwritten: :class:`UnreadableJSON` says which file and why. ``hold``, when
+    given, makes a second lock (another program's own, such as Claude Code's) that is
+    held inside pao's lock for just the read-change-write.
     """
     target = Path(path)
     lock = Path(lock_path) if lock_path else target.with_name(target.name + ".pao.lock")
-    with pid_lock(lock, timeout=timeout):
+    with pid_lock(lock, timeout=timeout), (hold() if hold else contextlib.nullcontext()):
         try:
             original = target.read_bytes()
         except FileNotFoundError:

@@ -35,9 +35,12 @@ ENTRY_POINT_GROUP = "pao"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
     "pao_core.commands.brief",
+    "pao_core.commands.agents",
     "pao_core.commands.evaluate",
     "pao_core.sections",
-    "pao_core.commands.agents",
+    "pao_core.hosts.claude_code",
+    "pao_core.hosts.codex",
+    "pao_core.hosts.gemini",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 

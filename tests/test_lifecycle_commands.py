@@ -217,7 +217,7 @@ def test_monitor_shows_states(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None
         (["spawn", "x", "--folder", "bad\x00dir"], "the folder holds a control character"),
         (["spawn", "work in ./missing/dir"], "folder ./missing/dir (named in the topic) does not exist"),
         (["spawn", "   "], "the topic is empty"),
-        (["spawn", "x", "--host", "nosuch"], "unknown host agent 'nosuch' (known: fake)"),
+        (["spawn", "x", "--host", "nosuch"], "unknown host agent 'nosuch' (known: claude-code, codex, fake, gemini)"),
         (["spawn", "x", "--terminal", "nosuch"], "unknown terminal 'nosuch' (known: tmux)"),
         (["send", "ghost", "hi"], "no agent named 'ghost' (see 'pao list')"),
         (["kill", "ghost"], "no agent named 'ghost'"),
@@ -274,7 +274,7 @@ def test_an_agent_that_never_gets_ready_costs_its_timeout(pao: Pao, monkeypatch:
     started = time.monotonic()
     code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")))
     assert code != 0
-    assert time.monotonic() - started < 1.0 + 3  # the deadline, plus start-up and clean-up
+    assert time.monotonic() - started < 1.0 + 10  # the deadline, plus start-up and clean-up on a loaded machine
     assert err.strip().splitlines()[-1] == (
         "pao: slow was not ready after 1 s (screen: unknown; last line: starting fake agent…)"
     )

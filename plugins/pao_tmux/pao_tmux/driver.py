@@ -8,6 +8,8 @@ read ``;`` and key names in user text as tmux syntax.
 
 from __future__ import annotations
 
+import contextlib
+
 import importlib.util
 import json
 import os
@@ -46,12 +48,13 @@ class TmuxError(PaoError):
 
 @attrs.frozen
 class TmuxOptions:
-    """``[terminals.tmux]``: ``socket`` (``PAO_TMUX_SOCKET``), session name, window size."""
+    """``[terminals.tmux]``: ``socket`` (``PAO_TMUX_SOCKET``), session name, window size, kill grace (s)."""
 
     socket: str = DEFAULT_SOCKET
     session: str = "pao"
     width: int = 200
     height: int = 50
+    kill_grace: float = 2.0
 
 
 @attrs.define
@@ -135,8 +138,15 @@ class TmuxDriver:
         return self._pane_field(target, "#{pane_dead}") == "0"
 
     def kill(self, target: str) -> None:
-        """Close the agent's window; a window or server already gone is not an error."""
+        """End the agent's processes, then close its window; anything already gone is not an error.
+
+        Closing a window only sends SIGHUP, which some CLIs (Gemini CLI's node relaunch)
+        survive, so the pane's process tree is terminated first, then killed if it lingers.
+        """
         server, pane = self._address(target)
+        pid = self.pid(target) if self.is_alive(target) else None
+        if pid is not None:
+            _end_process_tree(pid, grace=self.options.kill_grace)
         result = server.cmd("kill-window", "-t", pane)
         if result.returncode != 0 and not _gone(result.stderr):
             self._check(result, f"kill {target}", server)
@@ -225,3 +235,22 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def _end_process_tree(pid: int, *, grace: float) -> None:
+    """SIGTERM a process and its descendants, SIGKILL whatever is left after ``grace`` seconds."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(tree, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=grace)

@@ -139,6 +139,33 @@ def test_kill_and_dead_server(driver: TmuxDriver, tmp_path: Path) -> None:
         driver.read(second)
 
 
+def test_kill_ends_a_process_tree_that_ignores_hangup(driver: TmuxDriver, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    stubborn = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(60); sys.exit()\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child}}')\n"
+        "print('stubborn ready', flush=True); time.sleep(60)\n"
+    )
+    target = driver.spawn("stubborn", str(tmp_path), [sys.executable, "-c", stubborn], dict(os.environ))
+    assert _eventually(lambda: "stubborn ready" in driver.read(target))
+    parent, child = (int(pid) for pid in pids.read_text().split())
+    driver.kill(target)
+    for pid in (parent, child):
+        assert _eventually(lambda pid=pid: not _running(pid)), f"process {pid} survived pao kill"
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
 def test_bad_keys_and_targets_are_refused(driver: TmuxDriver) -> None:
     for key in ("hello world", "a;b", "Enter;kill-server", "", "x" * 40):
         with pytest.raises(ValidationError, match="is not a tmux key name"):

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Start-to-ready time of the pinned Codex and Gemini CLIs, as pao starts them.
+
+``.venv/bin/python benches/host_ready_bench.py [RUNS]`` (default 5 per host). As root it
+re-runs itself inside a loopback-only network namespace. Each run: a fresh HOME with the
+user's model settings pointing at the loopback stub, pao's delivery and pre-seed, the
+profile's command line in a private tmux server; the clock runs from the tmux start to
+the first screen the host's detector reads as ready.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pao_core.testing.claude_cli import isolation_problem  # noqa: E402
+
+
+def one_start(host: str, run: int) -> float:
+    from pao_core.config import load_config
+    from pao_core.models import SpawnRequest
+    from pao_core.plugins import build_plugins
+    from pao_core.readiness import ScreenReader
+    from pao_core.testing.host_cases import CASES
+    from pao_core.testing.hostrun import HostTmux, watch
+
+    case = CASES[host]
+    base = Path(tempfile.mkdtemp(prefix=f"pao-bench-{host}-"))
+    home, folder = base / "home", base / "project"
+    home.mkdir()
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    with case.make_stub() as stub:
+        env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
+               "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, f"PAO_{host.upper()}_COMMAND": str(case.binary),
+               **case.user_setup(home, stub)}
+        os.environ.update(env)
+        config, plugins = load_config(env), build_plugins(env)
+        profile = next(h for h in plugins.host_agents(config) if h.name == host)
+        (folder / profile.context_file).write_text("Bench notes.\n")
+        profile.preseed(str(folder))
+        reader = ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
+        request = SpawnRequest(topic="bench", folder=str(folder), name=f"bench{run}", host=host)
+        tmux = HostTmux(f"pao-bench-{os.getpid()}-{host}-{run}")
+        try:
+            pane = tmux.start("bench", str(folder), profile.command(request), env)
+            frames = watch(lambda: tmux.capture(pane), lambda s: (reader.classify(s).state, None),
+                           lambda s: s in ("ready", "blocked"), 120)
+        finally:
+            tmux.close()
+    if frames[-1].state != "ready":
+        raise SystemExit(f"{host} run {run}: {frames[-1].state}\n{frames[-1].screen}")
+    return frames[-1].at
+
+
+def main() -> int:
+    if isolation_problem():
+        script = 'ip link set lo up && exec "$0" "$@"'
+        return subprocess.call(["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, *sys.argv[1:]])
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    load = os.getloadavg()[0]
+    for host in ("codex", "gemini"):
+        times = [one_start(host, run) for run in range(runs)]
+        print(f"{host}: start to ready over {runs} runs: p50 {statistics.median(times):.2f} s, "
+              f"min {min(times):.2f} s, max {max(times):.2f} s (load average at start {load:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Reading Claude Code's screen: ready, busy, waiting on a menu, blocked by a dialog, or dead.
+
+Ready is the input box: a line starting with ``❯`` and a NO-BREAK SPACE (U+00A0, not
+an ASCII space; 1.0.x shows ``>`` instead) with a ``─`` rule right above it and
+another below it, plus the footer ``bypass permissions on`` when pao started the
+agent in bypass mode. Dialogs also draw ``❯`` (``❯ 1. Yes``, ``❯ No, exit``), but
+with an ASCII space and never between two rules, so the glyph alone proves nothing.
+Dialog texts count only while no input box is shown, so a conversation that quotes
+them does not block the agent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import attrs
+
+from pao_core.models import ScreenVerdict
+
+NBSP = "\u00a0"
+_RULE = re.compile(r"─{8,}")
+_INPUT = re.compile(r"^[│\s]{0,3}[❯>]" + NBSP + r"(?P<text>.*?)[\s│]*$")
+_NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
+_DEAD = re.compile(r"^Pane is dead \(status (?P<status>-?\d+)", re.MULTILINE)
+
+ASK_USER_TO_RUN = "run `claude` once yourself in that folder, answer it, then spawn again"
+
+
+@attrs.frozen
+class Blocker:
+    """Texts that mean the agent cannot go on by itself, and what the user should do."""
+
+    key: str
+    needles: tuple[str, ...]
+    reason: str
+    dialog: bool = True  # only while no input box is shown
+
+
+BLOCKERS: tuple[Blocker, ...] = (
+    Blocker(
+        "root",
+        ("cannot be used with root/sudo privileges",),
+        "Claude Code refuses --dangerously-skip-permissions as root: run pao as a normal user, set IS_SANDBOX=1 "
+        "if this machine is a disposable sandbox, or set [hosts.claude-code] permission_mode to another mode",
+        dialog=False,
+    ),
+    Blocker(
+        "no-conversation",
+        ("No conversation found",),
+        "Claude Code found no conversation to resume (its transcript is gone): start a new agent with pao spawn",
+        dialog=False,
+    ),
+    Blocker(
+        "trust",
+        ("Quick safety check", "Yes, I trust this folder", "Do you trust the files"),
+        "Claude Code asks whether to trust the folder although pao pre-seeded it in ~/.claude.json: check that "
+        "file is writable and that CLAUDE_CONFIG_DIR is the same for pao and the agent, or answer the dialog",
+    ),
+    Blocker(
+        "api-key",
+        ("Do you want to use this API key?",),
+        "Claude Code asks whether to use ANTHROPIC_API_KEY; that is your consent to give, pao does not: "
+        + ASK_USER_TO_RUN,
+    ),
+    Blocker(
+        "bypass-warning",
+        ("Bypass Permissions mode",),
+        "Claude Code shows the Bypass Permissions warning although pao pre-seeded its acceptance: check "
+        "~/.claude/settings.json and ~/.claude.json are writable, or set [hosts.claude-code] permission_mode",
+    ),
+    Blocker(
+        "mcp-server",
+        ("New MCP server found",),
+        "Claude Code asks to approve an MCP server of the folder's .mcp.json: set [hosts.claude-code] "
+        'mcp_approval = "folder" (or "all"), or approve it in the agent\'s terminal',
+    ),
+    Blocker(
+        "onboarding",
+        ("Choose the text style", "Select login method"),
+        "Claude Code's first-run set-up (theme, login) is not done: " + ASK_USER_TO_RUN,
+    ),
+    Blocker(
+        "login",
+        ("Please run /login", "Run /login", "Missing API key"),
+        "Claude Code is not logged in: run `claude` and /login once yourself, or set ANTHROPIC_API_KEY",
+        dialog=False,
+    ),
+    Blocker(
+        "connection",
+        ("Unable to connect to Anthropic services", "Unable to connect to API", "(ECONNREFUSED)"),
+        "Claude Code cannot reach the API (it keeps retrying): check the network, proxy and ANTHROPIC_BASE_URL",
+        dialog=False,
+    ),
+)
+
+
+def input_box(screen: str) -> tuple[int, str] | None:
+    """The input box's first line index and the text typed into it, or ``None`` when none is shown."""
+    lines = screen.splitlines()
+    for index, line in enumerate(lines):
+        match = _INPUT.match(line)
+        if not match or index == 0 or not _RULE.search(lines[index - 1]):
+            continue
+        # A multi-line input continues until the lower rule.
+        for below in lines[index + 1 :]:
+            if _RULE.search(below):
+                return index, match.group("text")
+    return None
+
+
+def input_text(screen: str) -> str | None:
+    """What is typed in the input box (``""`` when empty), or ``None`` when no input box is shown."""
+    box = input_box(screen)
+    return None if box is None else box[1]
+
+
+@attrs.frozen
+class ClaudeCodeScreens:
+    """The readiness detector for Claude Code (every version pao was measured on).
+
+    ``footer`` is the mode line the ready screen must show (``bypass permissions on``
+    when pao starts agents in bypass mode); empty to accept any.
+    """
+
+    footer: str = "bypass permissions on"
+    name: str = "claude-code-screens"
+    hosts: Sequence[str] = ("claude-code",)
+
+    def classify(self, screen: str) -> ScreenVerdict | None:
+        dead = _DEAD.search(screen)
+        box = input_box(screen)
+        for blocker in BLOCKERS:
+            if blocker.dialog and box is not None:
+                continue
+            if any(needle in screen for needle in blocker.needles):
+                return ScreenVerdict("blocked", blocker.reason, self.name)  # even if it exited: say why
+        if dead:
+            last = _last_words(screen[: dead.start()])
+            said = f": {last}" if last else ""
+            return ScreenVerdict("dead", f"Claude Code exited with status {dead['status']}{said}", self.name)
+        if _NUMBERED_CHOICE.search(screen):
+            return ScreenVerdict("waiting", "Claude Code waits for a choice in a menu", self.name)
+        if "esc to interrupt" in screen:
+            return ScreenVerdict("busy", None, self.name)
+        if box is not None:
+            if self.footer and self.footer not in "\n".join(screen.splitlines()[box[0] :]):
+                return None  # the footer renders a moment after the box; not ready yet
+            return ScreenVerdict("ready", None, self.name)
+        return None
+
+
+def _last_words(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""

@@ -1,0 +1,201 @@
+"""Codex CLI (``@openai/codex``) as a pao host agent, and its screens.
+
+Codex reads ``AGENTS.md`` from the working directory into its first request (it has
+no import syntax, so pao's block carries the briefing text). Trust and the
+start-up checks live in ``$CODEX_HOME/config.toml`` (default ``~/.codex``), edited
+with tomlkit under a lock, keeping every existing key and comment. Transcripts are
+``sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``, written once the first
+message is submitted; their ``session_meta`` line carries the id and the cwd.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+import attrs
+
+from pao_core.hookspecs import hookimpl
+from pao_core.hosts.common import (
+    HostOptions,
+    cli_version,
+    earliest_since,
+    embedded_block,
+    first_json_line,
+    nudge_text,
+    resolve_executable,
+    session_started,
+)
+from pao_core.hosts.screens import RuleDetector, ScreenRule
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from pao_core.config import PaoConfig
+    from pao_core.models import AgentRecord, SpawnRequest
+
+NAME = "codex"
+KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
+"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/codex)."""
+INSTALL_HINT = "install Codex CLI (npm install -g @openai/codex) or set PAO_CODEX_COMMAND"
+UNATTENDED = ("--no-daemon", "--dangerously-bypass-approvals-and-sandbox")
+"""No shared background server left running after exit; no approval prompts (pao's agents run unattended)."""
+
+QUIET_DEFAULTS: Mapping[str, Any] = {"check_for_update_on_startup": False}
+QUIET_TABLES: Mapping[str, Mapping[str, Any]] = {"analytics": {"enabled": False}}
+"""Settings that keep Codex from calling public hosts at start-up; set only where the user chose nothing."""
+
+
+def codex_home(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
+
+
+@attrs.define
+class CodexHost:
+    """``pao_core.contracts.HostAgent`` for Codex CLI."""
+
+    options: HostOptions = HostOptions()
+    budget_chars: int = 6000
+    name: str = NAME
+    context_file: str = "AGENTS.md"
+    submit_key: str = "Enter"
+
+    @property
+    def executable(self) -> str:
+        return resolve_executable(self.options, "codex", INSTALL_HINT)
+
+    def command(self, request: SpawnRequest) -> list[str]:
+        return [self.executable, *UNATTENDED, *self.options.args]
+
+    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
+        """Only the configured extras: the agent inherits pao's own environment already."""
+        return dict(self.options.env)
+
+    def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
+        return embedded_block(briefing_file, briefing_markdown, self.budget_chars)
+
+    def preseed(self, folder: str) -> None:
+        """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set."""
+        from pao_core.files import ensure_dir
+        from pao_core.tomlfile import update_toml
+
+        home = ensure_dir(codex_home())
+        update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
+
+    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
+        return nudge_text(request, briefing_file)
+
+    def version(self) -> str | None:
+        return cli_version(self.executable)
+
+    def known_versions(self) -> tuple[str, ...]:
+        return KNOWN_VERSIONS
+
+    def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """What the user must set up once: a sign-in or a model provider whose key is in the environment."""
+        import tomllib
+
+        env = os.environ if environ is None else environ
+        home = codex_home(env)
+        try:
+            config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            config = {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            return [f"{home / 'config.toml'} is not valid TOML ({exc}); fix or move it"]
+        provider = config.get("model_provider")
+        key = ((config.get("model_providers") or {}).get(provider) or {}).get("env_key") if provider else None
+        if key and not env.get(key):
+            return [f"Codex's model provider {provider!r} reads its key from {key}, which is not set"]
+        if not provider and not (home / "auth.json").exists() and not env.get("OPENAI_API_KEY"):
+            return ["Codex has no sign-in: run `codex login` once, or configure a model provider in config.toml"]
+        return []
+
+    def session_id(self, record: AgentRecord) -> str | None:
+        return find_session(codex_home(), record.folder, record.created_at)
+
+    def resume_command(self, record: AgentRecord) -> list[str]:
+        session = record.session_id or find_session(codex_home(), record.folder, record.created_at)
+        return [self.executable, *UNATTENDED, *self.options.args, "resume", *([session] if session else ["--last"])]
+
+
+def _preseed(document: Any, folder: str) -> None:
+    import tomlkit
+    from tomlkit.items import InlineTable, Table
+
+    def table_in(parent: Any, key: str, **kwargs: Any) -> Any:
+        if key not in parent:
+            parent[key] = tomlkit.inline_table() if isinstance(parent, InlineTable) else tomlkit.table(**kwargs)
+        child = parent[key]
+        return child if isinstance(child, (Table, InlineTable)) else None
+
+    for key, value in QUIET_DEFAULTS.items():
+        document.setdefault(key, value)
+    for name, values in QUIET_TABLES.items():
+        section = table_in(document, name)
+        for key, value in values.items():
+            if section is not None:
+                section.setdefault(key, value)
+    projects = table_in(document, "projects", is_super_table=True)
+    project = table_in(projects, folder) if projects is not None else None
+    if project is None:
+        from pao_core.errors import PaoError
+
+        raise PaoError(f"{codex_home() / 'config.toml'}: projects must be a table to record that {folder} is trusted")
+    project["trust_level"] = "trusted"
+
+
+def _rollouts(home: Path) -> Iterator[Path]:
+    sessions = home / "sessions"
+    if sessions.is_dir():
+        yield from sessions.glob("*/*/*/rollout-*.jsonl")
+
+
+def find_session(home: Path, folder: str, since: dt.datetime) -> str | None:
+    """The id of the first Codex session in ``folder`` that started at or after ``since``."""
+    wanted = os.path.realpath(folder)
+    found = []
+    for path in _rollouts(home):
+        head = first_json_line(path) or {}
+        meta = head.get("payload") if head.get("type") == "session_meta" else None
+        if not isinstance(meta, dict) or os.path.realpath(str(meta.get("cwd", ""))) != wanted:
+            continue
+        started = session_started(meta, "timestamp")
+        session = meta.get("id") or meta.get("session_id")
+        if started is not None and isinstance(session, str):
+            found.append((started, session))
+    return earliest_since(found, since)
+
+
+SCREEN = RuleDetector(
+    name="codex-screen",
+    hosts=(NAME,),
+    rules=(
+        ScreenRule(
+            "blocked",
+            [r"Trust this folder\?", r"1\. Trust and continue"],
+            "Codex asks whether to trust the folder (pao's pre-seed did not apply; is CODEX_HOME the same?)",
+        ),
+        ScreenRule(
+            "blocked",
+            [r"Choose how you want to use Codex", r"Sign in with ChatGPT"],
+            "Codex wants a sign-in: configure a model provider with an API key in ~/.codex/config.toml, or run 'codex login'",
+        ),
+        ScreenRule("busy", [r"^\s+loading\s*$"], "Codex is loading its session"),
+        ScreenRule("busy", [r"esc to interrupt"], "Codex is working"),
+        ScreenRule("ready", [r"^› ", r"\? for shortcuts"]),
+    ),
+)
+"""Codex's screens: the trust and sign-in dialogs, loading and working, the composer."""
+
+
+@hookimpl
+def pao_host_agents(config: PaoConfig) -> list[CodexHost]:
+    return [CodexHost(config.options("hosts", NAME, HostOptions), config.briefing.budget_chars)]
+
+
+@hookimpl
+def pao_readiness_detectors(config: PaoConfig) -> list[RuleDetector]:
+    return [SCREEN]

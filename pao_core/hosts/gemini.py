@@ -1,0 +1,193 @@
+"""Gemini CLI (``@google/gemini-cli``) as a pao host agent, and its screens.
+
+Gemini reads ``GEMINI.md`` into its first user message and follows ``@./file.md``
+imports in it, so pao's block is an import of the briefing file. Settings live in
+``~/.gemini/settings.json`` and trust in ``~/.gemini/trustedFolders.json`` (under
+``$GEMINI_CLI_HOME`` when set), both edited through the locked JSON edit. The
+session id is chosen up front (``--session-id``); transcripts are
+``tmp/<project>/chats/session-<time>-<id8>.jsonl``, the project folder named by
+``tmp/<project>/.project_root``, written once the first message is submitted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+import attrs
+
+from pao_core.hookspecs import hookimpl
+from pao_core.hosts.common import (
+    HostOptions,
+    cli_version,
+    earliest_since,
+    first_json_line,
+    nudge_text,
+    resolve_executable,
+    session_started,
+)
+from pao_core.hosts.screens import RuleDetector, ScreenRule
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from pao_core.config import PaoConfig
+    from pao_core.models import AgentRecord, SpawnRequest
+
+NAME = "gemini"
+KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
+"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/gemini)."""
+INSTALL_HINT = "install Gemini CLI (npm install -g @google/gemini-cli; node 20 or newer) or set PAO_GEMINI_COMMAND"
+UNATTENDED = ("--yolo",)
+"""Every tool call is accepted without asking (pao's agents run unattended)."""
+
+QUIET_SETTINGS: Mapping[tuple[str, ...], Any] = {
+    ("general", "enableAutoUpdate"): False,
+    ("general", "enableAutoUpdateNotification"): False,
+    ("privacy", "usageStatisticsEnabled"): False,
+    ("security", "auth", "selectedType"): "gemini-api-key",
+}
+"""Settings that keep Gemini CLI off public hosts and out of the sign-in dialog; set only where the user chose nothing."""
+
+
+def gemini_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
+
+
+@attrs.define
+class GeminiHost:
+    """``pao_core.contracts.HostAgent`` for Gemini CLI."""
+
+    options: HostOptions = HostOptions()
+    name: str = NAME
+    context_file: str = "GEMINI.md"
+    submit_key: str = "Enter"
+    _sessions: dict[tuple[str, str], str] = attrs.field(factory=dict, repr=False)
+
+    @property
+    def executable(self) -> str:
+        return resolve_executable(self.options, "gemini", INSTALL_HINT)
+
+    def command(self, request: SpawnRequest) -> list[str]:
+        """Start with a fresh session id, remembered for :meth:`session_id` in this process."""
+        session = str(uuid.uuid4())
+        self._sessions[(request.name, os.path.realpath(request.folder))] = session
+        return [self.executable, *UNATTENDED, "--session-id", session, *self.options.args]
+
+    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
+        """Only the configured extras: the agent inherits pao's own environment already."""
+        return dict(self.options.env)
+
+    def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
+        return f"@./{os.path.basename(briefing_file)}"
+
+    def preseed(self, folder: str) -> None:
+        """Trust ``folder``; choose API-key sign-in and turn update checks and statistics off unless set."""
+        from pao_core.files import ensure_dir, update_json
+
+        home = ensure_dir(gemini_dir())
+        update_json(home / "settings.json", _quiet)
+        update_json(home / "trustedFolders.json", lambda trusted: trusted.__setitem__(os.path.realpath(folder), "TRUST_FOLDER"))
+
+    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
+        return nudge_text(request, briefing_file)
+
+    def version(self) -> str | None:
+        return cli_version(self.executable)
+
+    def known_versions(self) -> tuple[str, ...]:
+        return KNOWN_VERSIONS
+
+    def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """What the user must set up once: an API key for API-key sign-in (pao's default choice)."""
+        env = os.environ if environ is None else environ
+        settings_file = gemini_dir(env) / "settings.json"
+        try:
+            settings = json.loads(settings_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            settings = {}
+        except (ValueError, UnicodeDecodeError):
+            return [f"{settings_file} is not plain JSON; pao cannot pre-seed it (remove comments, or fix it)"]
+        chosen = ((settings.get("security") or {}).get("auth") or {}).get("selectedType", "gemini-api-key")
+        if chosen == "gemini-api-key" and not env.get("GEMINI_API_KEY"):
+            return ["Gemini CLI signs in with an API key here, and GEMINI_API_KEY is not set"]
+        return []
+
+    def session_id(self, record: AgentRecord) -> str | None:
+        known = self._sessions.get((record.name, os.path.realpath(record.folder)))
+        return known or find_session(gemini_dir(), record.folder, record.created_at)
+
+    def resume_command(self, record: AgentRecord) -> list[str]:
+        session = record.session_id or self.session_id(record) or "latest"
+        return [self.executable, *UNATTENDED, *self.options.args, "--resume", session]
+
+
+def _quiet(settings: dict[str, Any]) -> None:
+    for (*sections, key), value in QUIET_SETTINGS.items():
+        table: Any = settings
+        for section in sections:
+            table = table.setdefault(section, {}) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            table.setdefault(key, value)
+
+
+def _transcripts(home: Path, folder: str) -> Iterator[Path]:
+    for root_file in home.glob("tmp/*/.project_root"):
+        try:
+            root = root_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if os.path.realpath(root) == folder:
+            yield from root_file.parent.glob("chats/session-*.jsonl")
+
+
+def find_session(home: Path, folder: str, since: dt.datetime) -> str | None:
+    """The id of the first Gemini session in ``folder`` that started at or after ``since``."""
+    found = []
+    for path in _transcripts(home, os.path.realpath(folder)):
+        head = first_json_line(path) or {}
+        started, session = session_started(head, "startTime"), head.get("sessionId")
+        if started is not None and isinstance(session, str) and head.get("kind", "main") == "main":
+            found.append((started, session))
+    return earliest_since(found, since)
+
+
+SCREEN = RuleDetector(
+    name="gemini-screen",
+    hosts=(NAME,),
+    rules=(
+        ScreenRule(
+            "blocked",
+            [r"Do you trust the files in this folder\?"],
+            "Gemini CLI asks whether to trust the folder (pao's pre-seed did not apply; is GEMINI_CLI_HOME the same?)",
+        ),
+        ScreenRule(
+            "blocked",
+            [r"How would you like to authenticate"],
+            "Gemini CLI asks how to sign in: set security.auth.selectedType in ~/.gemini/settings.json",
+        ),
+        ScreenRule(
+            "blocked",
+            [r"Enter Gemini API Key"],
+            "Gemini CLI asks for an API key: set GEMINI_API_KEY in the environment pao runs in",
+        ),
+        ScreenRule("busy", [r"esc to cancel"], "Gemini CLI is working"),
+        ScreenRule("ready", [r"^\s*[>*!]\s+Type your message or @path/to/file", r"\b\d+ GEMINI\.md files?\b"]),
+        ScreenRule("busy", [r"^\s*[>*!]\s+Type your message or @path/to/file"], "Gemini CLI is loading its context files"),
+    ),
+)
+"""Gemini CLI's screens: trust, sign-in and key dialogs, working, and the prompt once context is loaded."""
+
+
+@hookimpl
+def pao_host_agents(config: PaoConfig) -> list[GeminiHost]:
+    return [GeminiHost(config.options("hosts", NAME, HostOptions))]
+
+
+@hookimpl
+def pao_readiness_detectors(config: PaoConfig) -> list[RuleDetector]:
+    return [SCREEN]

@@ -1,0 +1,68 @@
+"""The real Codex and Gemini CLIs under test: how each is pointed at its loopback stub.
+
+What a ``HostCase.prepare`` writes is the *user's* side of the setup (a model
+provider, an API key), done before pao's pre-seed runs, so tests also prove the
+pre-seed keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import attrs
+
+from pao_core.testing.gemini_stub import GeminiStub
+from pao_core.testing.hostrun import pinned_cli
+from pao_core.testing.loopback_stub import LoopbackStub
+from pao_core.testing.openai_stub import OpenAIResponsesStub
+
+CODEX_USER_CONFIG = """\
+# the user's own Codex settings: pao must keep every line of them
+model = "stub-model"   # a comment pao keeps
+model_provider = "loopback"
+
+[model_providers.loopback]
+name = "Loopback stub"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "PAO_TEST_OPENAI_KEY"
+"""
+
+
+def _codex_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:
+    assert isinstance(stub, OpenAIResponsesStub)
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(CODEX_USER_CONFIG.format(base_url=stub.base_url), encoding="utf-8")
+    return {"PAO_TEST_OPENAI_KEY": "sk-loopback"}
+
+
+def _gemini_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    settings = {"ui": {"theme": "Default"}, "general": {"vimMode": False}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return {"GOOGLE_GEMINI_BASE_URL": stub.url, "GEMINI_API_KEY": "loopback-key"}
+
+
+@attrs.frozen
+class HostCase:
+    """One host CLI under test: its binary, its stub, the user's setup and the model route."""
+
+    host: str
+    binary: Path | None
+    make_stub: Callable[[], LoopbackStub]
+    user_setup: Callable[[Path, LoopbackStub], dict[str, str]]
+    model_route: str
+    """The route (suffix) of the request that carries the conversation to the model."""
+
+
+CASES: dict[str, HostCase] = {
+    "codex": HostCase(
+        "codex", pinned_cli("codex", "codex", "PAO_CODEX_VERSIONS"), OpenAIResponsesStub, _codex_user_setup, "/v1/responses"
+    ),
+    "gemini": HostCase(
+        "gemini", pinned_cli("gemini", "gemini", "PAO_GEMINI_VERSIONS"), GeminiStub, _gemini_user_setup,
+        ":streamGenerateContent",
+    ),
+}

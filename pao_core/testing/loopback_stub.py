@@ -1,0 +1,183 @@
+"""A recording HTTP server on loopback, the base of the model-API stubs.
+
+A stub subclass answers each request with :meth:`LoopbackStub.respond`; the base
+records every request (method, path, headers, parsed JSON body) so a test can prove
+what reached the model's context, and lets it wait for one. Standard library and
+attrs only: it runs inside the test's loopback-only network namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import attrs
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request a stub received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    received_at: float
+
+    @property
+    def route(self) -> str:
+        """The path without its query string."""
+        return urlsplit(self.path).path
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        return parse_qs(urlsplit(self.path).query)
+
+    def header(self, name: str) -> str | None:
+        wanted = name.lower()
+        return next((value for key, value in self.headers.items() if key.lower() == wanted), None)
+
+    def strings(self) -> Iterator[str]:
+        """Every string anywhere in the JSON body (the text that reached the model, and more)."""
+        yield from _strings(self.body)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@attrs.frozen
+class Reply:
+    """What a stub sends back: a status, a content type and the body."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+    @classmethod
+    def json(cls, payload: Any, status: int = 200) -> Reply:
+        return cls(status, "application/json", json.dumps(payload).encode())
+
+    @classmethod
+    def sse(cls, events: Iterable[tuple[str | None, Any]]) -> Reply:
+        """A server-sent-event stream; an event named ``None`` is sent as data only."""
+        chunks = []
+        for event, data in events:
+            head = f"event: {event}\n" if event else ""
+            chunks.append(f"{head}data: {json.dumps(data)}\n\n".encode())
+        return cls(200, "text/event-stream", b"".join(chunks))
+
+
+@attrs.define
+class LoopbackStub:
+    """A threaded server on ``host:port`` (0: any free port); a context manager."""
+
+    reply: str = "Ready."
+    delay: float = 0.0
+    host: str = "127.0.0.1"
+    port: int = 0
+    requests: list[RecordedRequest] = attrs.field(factory=list)
+    _server: ThreadingHTTPServer | None = attrs.field(default=None, repr=False)
+    _changed: threading.Condition = attrs.field(factory=threading.Condition, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        """The answer to one request; subclasses implement their API here."""
+        raise NotImplementedError
+
+    def start(self) -> LoopbackStub:
+        self._server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, name=type(self).__name__, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> LoopbackStub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._changed:
+            self.requests.append(request)
+            self._changed.notify_all()
+
+    def wait_for(self, matches: Callable[[RecordedRequest], bool], timeout: float) -> RecordedRequest | None:
+        """The first recorded request ``matches`` accepts, waiting up to ``timeout`` seconds."""
+        give_up = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = next((request for request in self.requests if matches(request)), None)
+                left = give_up - time.monotonic()
+                if found is not None or left <= 0:
+                    return found
+                self._changed.wait(left)
+
+    def wait_for_text(self, route_suffix: str, contains: str, timeout: float) -> RecordedRequest | None:
+        """The first request to a route ending in ``route_suffix`` whose body holds ``contains``."""
+        return self.wait_for(
+            lambda r: r.route.endswith(route_suffix) and any(contains in text for text in r.strings()), timeout
+        )
+
+
+def _handler_for(stub: LoopbackStub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output quiet
+            pass
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            request = RecordedRequest(self.command, self.path, dict(self.headers.items()), body, time.time())
+            stub.record(request)
+            if stub.delay and self.command == "POST":
+                time.sleep(stub.delay)
+            reply = stub.respond(request)
+            self.send_response(reply.status)
+            self.send_header("content-type", reply.content_type)
+            self.send_header("content-length", str(len(reply.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(reply.body)
+
+        do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _handle
+
+    return Handler
+
+
+def serve_forever(stub: LoopbackStub) -> None:  # pragma: no cover - manual use of a stub module
+    """Run ``stub`` in the foreground, printing its URL (``python -m pao_core.testing.<stub>``)."""
+    with stub:
+        print(stub.url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

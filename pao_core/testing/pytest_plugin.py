@@ -1,0 +1,68 @@
+"""pytest fixtures for tests that run the real Claude Code CLI (registered through ``pytest11``).
+
+- ``isolated_network``: FAILS the test when it runs as root outside a loopback-only
+  network namespace (scripts/test runs the suite inside ``unshare --net``).
+- ``anthropic_stub``: a started loopback Messages API stub, recording requests.
+- ``claude_home``: a temporary HOME pre-seeded as a returning user (onboarding done,
+  the dummy key approved); never the real user's HOME.
+- ``claude_version`` / ``claude_cli``: one test per pinned CLI version, and its path.
+- ``claude_env``: the CLI's environment (stub URL, dummy key, no updater, no npm).
+- ``private_tmux``: a tmux server on a private socket, killed after the test.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from pao_core.testing.anthropic_stub import AnthropicStub
+from pao_core.testing.claude_cli import PrivateTmux, cli_environment, cli_path, isolation_problem, pinned_versions, seed_home
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "claude_version" in metafunc.fixturenames:
+        metafunc.parametrize("claude_version", pinned_versions(), scope="function")
+
+
+@pytest.fixture
+def isolated_network() -> None:
+    problem = isolation_problem()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+
+
+@pytest.fixture
+def anthropic_stub() -> Iterator[AnthropicStub]:
+    with AnthropicStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def claude_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seed_home(tmp_path_factory.mktemp("claude-home"))
+
+
+@pytest.fixture
+def claude_cli(claude_version: str) -> Path:
+    try:
+        return cli_path(claude_version)
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def claude_env(isolated_network: None, claude_home: Path, anthropic_stub: AnthropicStub) -> dict[str, str]:
+    return cli_environment(claude_home, anthropic_stub.url)
+
+
+@pytest.fixture
+def private_tmux() -> Iterator[PrivateTmux]:
+    tmux = PrivateTmux(f"pao-test-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        yield tmux
+    finally:
+        tmux.kill_server()

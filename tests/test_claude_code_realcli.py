@@ -1,0 +1,109 @@
+"""End to end with the real Claude Code CLI through ``pao spawn``: no dialog, readiness
+detected, the nudge submitted, and the briefing provably in the model's first request.
+
+``pao spawn`` runs in this process with the real pao-tmux driver on a private socket,
+the Claude Code host profile (``PAO_CLAUDE_COMMAND`` = the pinned CLI) and one memory
+backend, registered as an ordinary plugin, whose only item carries a unique marker.
+The marker reaches the model only through CONTEXT_BRIEFING.md, imported by CLAUDE.md.
+Runs once per pinned CLI version, inside a loopback-only network namespace when root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pao_core import MemoryItem, hookimpl
+from pao_core.cli import main
+from pao_core.hosts.claude_code import ClaudeCode
+from pao_core.models import SpawnRequest
+from pao_core.plugins import get_plugins, reset_plugins
+from pao_core.testing.anthropic_stub import AnthropicStub
+from pao_core.testing.claude_cli import PrivateTmux
+
+pytestmark = pytest.mark.realcli
+TOPIC = "rotate the deploy key"
+
+
+@attrs.frozen
+class OneNote:
+    """A memory backend holding one note: the marker the model must receive."""
+
+    text: str
+    name: str = "notes"
+
+    def search(self, query: str, limit: int, deadline: float) -> list[MemoryItem]:
+        return [MemoryItem(backend=self.name, id="note:1", title="deploy key", text=self.text, score=1.0, rank=1)]
+
+    def health(self, deadline: float) -> str:
+        return "one note"
+
+
+@attrs.frozen
+class OneNotePlugin:
+    backend: OneNote
+
+    @hookimpl
+    def pao_memory_backends(self, config):
+        return [self.backend]
+
+
+def test_pao_spawn_primes_the_real_cli(
+    claude_version: str,
+    claude_cli: Path,
+    claude_home: Path,
+    claude_env: dict[str, str],
+    anthropic_stub: AnthropicStub,
+    private_tmux: PrivateTmux,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    marker = f"PAO-MARKER-{uuid.uuid4().hex}"
+    folder = tmp_path / "deploy-tools"
+    folder.mkdir()
+    for key, value in claude_env.items():  # pao passes its own environment to the agent
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(claude_cli))
+    monkeypatch.setenv("PAO_TMUX_SOCKET", private_tmux.socket)
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux")
+    reset_plugins()
+    get_plugins().manager.register(OneNotePlugin(OneNote(f"The deploy key rotates on Fridays ({marker}).")), name="one-note")
+    try:
+        started = time.monotonic()
+        code = main(["spawn", TOPIC, "--folder", str(folder), "--json"])
+        elapsed = time.monotonic() - started
+    finally:
+        reset_plugins()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    spawned = json.loads(out)
+    steps = {step["step"]: step["ms"] for step in spawned["steps"]}
+    with capsys.disabled():
+        print(f"\nClaude Code {claude_version}: pao spawn {elapsed:.2f} s, ready after spawn {steps['7 ready'] / 1000:.2f} s")
+
+    # Readiness was detected (a dialog would have stopped pao with its message) and the nudge went in.
+    assert "7 ready" in steps and "7 nudge" in steps and re.search(r"7 nudge .*submitted", err)
+    assert marker in (folder / "CONTEXT_BRIEFING.md").read_text(encoding="utf-8")
+    assert "@CONTEXT_BRIEFING.md" in (folder / "CLAUDE.md").read_text(encoding="utf-8")
+
+    nudge = ClaudeCode().nudge(SpawnRequest(TOPIC, str(folder), "deploy-tools"), str(folder / "CONTEXT_BRIEFING.md"))
+    assert marker not in nudge
+    first = anthropic_stub.wait_for_message(nudge, timeout=30.0, where=lambda request: request.is_conversation)
+    assert first is not None, f"no request carried the nudge; got {len(anthropic_stub.requests)} requests"
+    assert marker in first.first_user_text(), "the briefing was not in the first user message"  # via CLAUDE.md
+
+    # Claude Code rewrote ~/.claude.json itself and kept pao's trust entry and the user's keys.
+    config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
+    assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
+    assert config["hasCompletedOnboarding"] is True and "numStartups" in config
+
+    record = spawned["record"] if "record" in spawned else spawned
+    assert record["state"] == "busy" and record["host"] == "claude-code"
+    assert record["session_id"] and (claude_home / ".claude" / "projects").is_dir()

@@ -1,0 +1,126 @@
+"""The Claude Code host profile: command line, context import, nudge, transcripts, plugin registration."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pao_core.config import load_config
+from pao_core.contracts import HostAgent, ReadinessDetector
+from pao_core.errors import ConfigError, PaoError
+from pao_core.hosts.claude_code import KNOWN_VERSIONS, ClaudeCode, ClaudeCodeOptions, path_key, profile
+from pao_core.models import AgentRecord, SpawnRequest
+
+REQUEST = SpawnRequest(topic="fix the  login\tbug", folder="/tmp/x", name="x")
+
+
+def config_with(tmp_path: Path, **env: str):
+    return load_config({"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(write_config(tmp_path)), **env})
+
+
+def write_config(tmp_path: Path, text: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_profile_follows_the_contract(tmp_path: Path) -> None:
+    claude = profile(config_with(tmp_path))
+    assert isinstance(claude, HostAgent) and isinstance(claude.detector(), ReadinessDetector)
+    assert (claude.name, claude.context_file, claude.submit_key) == ("claude-code", "CLAUDE.md", "Enter")
+
+
+def test_command_from_pao_claude_command_is_split_without_a_shell(tmp_path: Path) -> None:
+    claude = profile(config_with(tmp_path, PAO_CLAUDE_COMMAND="'/opt/my tools/claude' --model opus"))
+    assert claude.command(REQUEST) == ["/opt/my tools/claude", "--model", "opus", "--dangerously-skip-permissions"]
+
+
+def test_permission_mode_and_extra_args_from_the_config_file(tmp_path: Path) -> None:
+    write_config(tmp_path, '[hosts.claude-code]\ncommand = "claude"\npermission_mode = "acceptEdits"\nargs = ["--verbose"]\n')
+    claude = profile(load_config({"PAO_HOME": str(tmp_path), "PAO_CONFIG": str(tmp_path / "config.toml")}))
+    assert claude.command(REQUEST) == ["claude", "--permission-mode", "acceptEdits", "--verbose"]
+    assert claude.detector().footer == ""
+
+
+def test_bad_options_name_the_key(tmp_path: Path) -> None:
+    write_config(tmp_path, '[hosts.claude-code]\npermission_mode = "yolo"\n')
+    with pytest.raises(ConfigError, match="hosts.claude-code"):
+        profile(load_config({"PAO_HOME": str(tmp_path), "PAO_CONFIG": str(tmp_path / "config.toml")}))
+    with pytest.raises(ConfigError, match="cannot parse"):
+        ClaudeCode(ClaudeCodeOptions(command="'unclosed")).command(REQUEST)
+
+
+def test_claude_from_path_or_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    claude = ClaudeCode()
+    assert claude.command(REQUEST)[0] == str(fake)
+    assert claude.version() == "2.1.332" and "2.1.332" in claude.known_versions() == KNOWN_VERSIONS
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(PaoError, match="no `claude` on PATH"):
+        claude.command(REQUEST)
+    assert claude.version() is None
+
+
+def test_context_block_and_nudge() -> None:
+    claude = ClaudeCode()
+    assert claude.context_block("CONTEXT_BRIEFING.md", "# anything") == "@CONTEXT_BRIEFING.md\n"
+    nudge = claude.nudge(REQUEST, "CONTEXT_BRIEFING.md")
+    assert "fix the login bug" in nudge and "CONTEXT_BRIEFING.md" in nudge and "\n" not in nudge
+
+
+def test_path_key_replaces_every_non_alphanumeric_character() -> None:
+    assert path_key("/home/me/code/my_app.v2") == "-home-me-code-my-app-v2"
+
+
+def _transcript(projects: Path, folder: str, name: str, mtime: float) -> None:
+    path = projects / path_key(folder) / f"{name}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}\n")
+    os.utime(path, (mtime, mtime))
+
+
+def test_session_id_is_the_newest_transcript_since_the_agent_started(tmp_path: Path) -> None:
+    claude = ClaudeCode(home=tmp_path)
+    projects = tmp_path / ".claude" / "projects"
+    started = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
+    record = AgentRecord(name="x", folder="/w/app", topic="t", host="claude-code", terminal="tmux", target="t", created_at=started)
+    assert claude.session_id(record) is None
+    base = started.timestamp()
+    _transcript(projects, "/w/app", "11111111-1111-4111-8111-111111111111", base - 600)  # an older session
+    assert claude.session_id(record) is None
+    _transcript(projects, "/w/app", "22222222-2222-4222-8222-222222222222", base + 10)
+    _transcript(projects, "/w/app", "33333333-3333-4333-8333-333333333333", base + 20)
+    _transcript(projects, "/w/app", "not-a-session", base + 30)
+    _transcript(projects, "/w/other", "44444444-4444-4444-8444-444444444444", base + 40)
+    assert claude.session_id(record) == "33333333-3333-4333-8333-333333333333"
+    command = ClaudeCode(ClaudeCodeOptions(command="claude"), home=tmp_path).resume_command(record)
+    assert command == ["claude", "--resume", "33333333-3333-4333-8333-333333333333", "--dangerously-skip-permissions"]
+    known = AgentRecord(name="x", folder="/nowhere", topic="t", host="claude-code", terminal="tmux", target="t", session_id="abc")
+    assert ClaudeCode(ClaudeCodeOptions(command="claude"), home=tmp_path).resume_command(known)[1:3] == ["--resume", "abc"]
+    unknown = AgentRecord(name="x", folder="/nowhere", topic="t", host="claude-code", terminal="tmux", target="t")
+    assert ClaudeCode(ClaudeCodeOptions(command="claude"), home=tmp_path).resume_command(unknown)[1] == "--continue"
+
+
+def test_pao_plugins_lists_the_claude_code_plugin(tmp_path: Path) -> None:
+    env = {**os.environ, "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(write_config(tmp_path))}
+    pao = str(Path(sys.executable).parent / "pao")
+    result = subprocess.run([pao, "plugins", "--json"], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["plugins"]}
+    assert set(rows["pao_core.hosts.claude_code"]["hooks"]) == {"pao_host_agents", "pao_readiness_detectors"}
+    assert rows["pao_core.hosts.claude_code"]["default"] is True
+
+
+def test_importing_pao_core_stays_light() -> None:
+    code = "import sys, pao_core, pao_core.hosts.claude_code; print(sorted(m for m in sys.modules if m.split('.')[0] in {'libtmux','psycopg','sqlalchemy','requests','pytest'}))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -1,0 +1,258 @@
+"""The Codex and Gemini CLI profiles: command lines, briefing blocks, pre-seeding, sessions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pao_core.config import load_config
+from pao_core.delivery import deliver
+from pao_core.hosts.codex import CodexHost
+from pao_core.hosts.common import HostOptions
+from pao_core.hosts.gemini import GeminiHost
+from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_core.plugins import build_plugins
+from pao_core.tomlfile import UnreadableTOML
+from pao_core.errors import PaoError
+from pao_core.files import UnreadableJSON
+from pao_core.testing.host_cases import CASES
+from pao_core.testing.hostrun import fail_unless_loopback_only
+
+CODEX, GEMINI = CodexHost(HostOptions("/opt/codex")), GeminiHost(HostOptions("/opt/gemini"))
+
+NOW = dt.datetime.now(dt.timezone.utc)
+
+
+def _host(name: str):
+    return next(h for h in build_plugins().host_agents(load_config()) if h.name == name)
+
+
+def _request(folder: Path, host: str) -> SpawnRequest:
+    return SpawnRequest(topic="fix  the\tparser", folder=str(folder), name="parser", host=host)
+
+
+def _record(folder: Path, host: str, **changes) -> AgentRecord:
+    return AgentRecord(name="parser", folder=str(folder), topic="t", host=host, terminal="tmux", target="x", **changes)
+
+
+@pytest.mark.hook("pao_host_agents")
+def test_both_hosts_are_default_plugins(pao) -> None:
+    listing = json.loads(pao("plugins", "--json").stdout)
+    rows = {row["name"]: row for row in listing["plugins"]}
+    for module in ("pao_core.hosts.codex", "pao_core.hosts.gemini"):
+        assert rows[module]["default"] is True
+        assert {"pao_host_agents", "pao_readiness_detectors"} <= set(rows[module]["hooks"])
+
+
+def test_command_lines_run_unattended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAO_CODEX_COMMAND", "/opt/codex/bin/codex")
+    monkeypatch.setenv("PAO_GEMINI_COMMAND", "/opt/gemini")
+    codex, gemini = _host("codex"), _host("gemini")
+    assert codex.command(_request(tmp_path, "codex")) == [
+        "/opt/codex/bin/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+    first, second = gemini.command(_request(tmp_path, "gemini")), gemini.command(_request(tmp_path, "gemini"))
+    assert first[:3] == ["/opt/gemini", "--yolo", "--session-id"] and len(first[3]) == 36
+    assert first[3] != second[3], "every start gets its own session id"
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_missing_cli_is_one_line_naming_the_fix(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(PaoError, match=f"no `{host}` on PATH: install .* or set PAO_{host.upper()}_COMMAND"):
+        _host(host).command(_request(tmp_path, host))
+
+
+def test_config_table_adds_arguments(pao_config_file: Path, tmp_path: Path) -> None:
+    pao_config_file.write_text(
+        '[hosts.gemini]\ncommand = "/x/gemini"\nargs = ["--model", "flash"]\nenv = {GEMINI_CLI_NO_RELAUNCH = "true"}\n'
+    )
+    gemini = _host("gemini")
+    command = gemini.command(_request(tmp_path, "gemini"))
+    assert command[0] == "/x/gemini" and command[-2:] == ["--model", "flash"]
+    assert gemini.environment(_request(tmp_path, "gemini")) == {"GEMINI_CLI_NO_RELAUNCH": "true"}
+    assert _host("codex").environment(_request(tmp_path, "codex")) == {}
+
+
+def test_bad_host_options_name_the_key(pao_config_file: Path) -> None:
+    pao_config_file.write_text('[hosts.codex]\nargs = "--oops"\ncolour = 1\n')
+    plugins = build_plugins()
+    assert plugins.host_agents(load_config()) and any("hosts.codex" in f.error for f in plugins.failures)
+
+
+def _deliver(host, folder: Path, markdown: str, budget: int = 6000) -> str:
+    briefing = Briefing(topic="t", markdown=markdown, items=(), backends={}, elapsed_ms=0.0)
+    block = host.context_block(str(folder / "CONTEXT_BRIEFING.md"), markdown)
+    deliver(briefing, folder, config=load_config(), context_file=host.context_file, context_block=block)
+    return (folder / host.context_file).read_text(encoding="utf-8")
+
+
+def test_codex_block_carries_the_briefing_once(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("# House rules\nUse tabs.\n")
+    markdown = "# Briefing\nMARKER-7 lives here.\n<!-- pao:briefing:end -->\n"
+    text = _deliver(_host("codex"), tmp_path, markdown)
+    again = _deliver(_host("codex"), tmp_path, markdown)
+    assert text == again and text.startswith("# House rules\nUse tabs.\n")
+    assert text.count("MARKER-7") == 1 and text.count("<!-- pao:briefing:end -->") == 1
+
+
+def test_codex_block_is_cut_to_the_budget() -> None:
+    block = CodexHost(budget_chars=100).context_block("/w/CONTEXT_BRIEFING.md", "line\n" * 100)
+    assert len(block) < 260 and "the rest is in CONTEXT_BRIEFING.md" in block
+
+
+def test_gemini_block_imports_the_briefing(tmp_path: Path) -> None:
+    text = _deliver(_host("gemini"), tmp_path, "# Briefing\nsecret\n")
+    assert "@./CONTEXT_BRIEFING.md" in text and "secret" not in text
+
+
+def test_nudge_is_one_line() -> None:
+    nudge = _host("codex").nudge(_request(Path("/w"), "codex"), "/w/CONTEXT_BRIEFING.md")
+    assert "\n" not in nudge and "fix the parser" in nudge and "CONTEXT_BRIEFING.md" in nudge
+
+
+CODEX_CONFIG = """\
+# mine
+model = "o3"  # keep me
+check_for_update_on_startup = true
+
+[projects."/elsewhere"]
+trust_level = "untrusted"
+"""
+
+
+def test_codex_preseed_keeps_the_users_file(tmp_path: Path, isolated_home: Path) -> None:
+    config = isolated_home / "user" / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    CodexHost().preseed(str(folder))
+    text = config.read_text()
+    assert text.startswith(CODEX_CONFIG.split("\n[projects")[0]), "comments and existing keys stay as written"
+    data = tomllib.loads(text)
+    assert data["check_for_update_on_startup"] is True, "the user's choice wins"
+    assert data["analytics"] == {"enabled": False}
+    assert data["projects"] == {"/elsewhere": {"trust_level": "untrusted"}, str(folder): {"trust_level": "trusted"}}
+    assert (config.parent / "config.toml.bak").read_text() == CODEX_CONFIG
+    CodexHost().preseed(str(folder))
+    assert config.read_text() == text, "a second pre-seed changes nothing"
+
+
+def test_codex_preseed_follows_codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
+    CodexHost().preseed(str(tmp_path))
+    assert tomllib.loads((tmp_path / "ch" / "config.toml").read_text())["projects"][str(tmp_path)]
+
+
+def test_codex_preseed_refuses_a_broken_file(tmp_path: Path, isolated_home: Path) -> None:
+    config = isolated_home / "user" / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = \n")
+    with pytest.raises(UnreadableTOML, match="not valid TOML"):
+        CodexHost().preseed(str(tmp_path))
+    assert config.read_text() == "model = \n"
+
+
+def test_concurrent_codex_preseeds_keep_every_folder(tmp_path: Path, isolated_home: Path) -> None:
+    folders = [tmp_path / f"f{i}" for i in range(6)]
+    code = "import sys; from pao_core.hosts.codex import CodexHost; CodexHost().preseed(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(f)]) for f in folders]
+    assert [p.wait(60) for p in procs] == [0] * len(folders)
+    projects = tomllib.loads((isolated_home / "user" / ".codex" / "config.toml").read_text())["projects"]
+    assert sorted(projects) == sorted(str(f) for f in folders)
+
+
+def test_gemini_preseed_keeps_the_users_choices(tmp_path: Path, isolated_home: Path) -> None:
+    gemini = isolated_home / "user" / ".gemini"
+    gemini.mkdir()
+    user = {"security": {"auth": {"selectedType": "oauth-personal"}}, "ui": {"theme": "Dracula"}}
+    (gemini / "settings.json").write_text(json.dumps(user))
+    (gemini / "trustedFolders.json").write_text(json.dumps({"/elsewhere": "DO_NOT_TRUST"}))
+    GeminiHost().preseed(str(tmp_path))
+    settings = json.loads((gemini / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == "oauth-personal"
+    assert settings["ui"] == {"theme": "Dracula"}
+    assert settings["general"] == {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}
+    assert settings["privacy"] == {"usageStatisticsEnabled": False}
+    trusted = json.loads((gemini / "trustedFolders.json").read_text())
+    assert trusted == {"/elsewhere": "DO_NOT_TRUST", str(tmp_path): "TRUST_FOLDER"}
+
+
+def test_gemini_preseed_chooses_api_key_sign_in_when_none_is_set(tmp_path: Path, isolated_home: Path) -> None:
+    GeminiHost().preseed(str(tmp_path))
+    settings = json.loads((isolated_home / "user" / ".gemini" / "settings.json").read_text())
+    assert settings["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+
+
+def test_gemini_preseed_refuses_a_broken_file(tmp_path: Path, isolated_home: Path) -> None:
+    settings = isolated_home / "user" / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ // a comment\n}")
+    with pytest.raises(UnreadableJSON):
+        GeminiHost().preseed(str(tmp_path))
+    assert settings.read_text() == "{ // a comment\n}"
+
+
+def _rollout(home: Path, session: str, cwd: Path, started: dt.datetime) -> None:
+    day = home / ".codex" / "sessions" / started.strftime("%Y/%m/%d")
+    day.mkdir(parents=True, exist_ok=True)
+    meta = {"type": "session_meta", "payload": {"id": session, "cwd": str(cwd), "timestamp": started.isoformat()}}
+    (day / f"rollout-{started:%Y-%m-%dT%H-%M-%S}-{session}.jsonl").write_text(json.dumps(meta) + "\n{}\n")
+
+
+def test_codex_session_is_the_first_in_the_folder_since_the_start(tmp_path: Path, isolated_home: Path) -> None:
+    home = isolated_home / "user"
+    _rollout(home, "old", tmp_path, NOW - dt.timedelta(hours=1))
+    _rollout(home, "elsewhere", tmp_path / "other", NOW + dt.timedelta(seconds=1))
+    _rollout(home, "mine", tmp_path, NOW + dt.timedelta(seconds=2))
+    _rollout(home, "later", tmp_path, NOW + dt.timedelta(seconds=30))
+    record = _record(tmp_path, "codex", created_at=NOW)
+    assert CODEX.session_id(record) == "mine"
+    assert CODEX.resume_command(record) == [
+        "/opt/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "resume", "mine"]
+    assert CODEX.resume_command(_record(tmp_path, "codex", session_id="given"))[-1] == "given"
+
+
+def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path: Path, isolated_home: Path) -> None:
+    host = GeminiHost(HostOptions("/opt/gemini"))
+    chosen = host.command(_request(tmp_path, "gemini"))[3]
+    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW)) == chosen
+    project = isolated_home / "user" / ".gemini" / "tmp" / "work"
+    (project / "chats").mkdir(parents=True)
+    (project / ".project_root").write_text(str(tmp_path))
+    header = {"sessionId": "from-disk", "startTime": (NOW + dt.timedelta(seconds=1)).isoformat(), "kind": "main"}
+    (project / "chats" / "session-x-fromdisk.jsonl").write_text(json.dumps(header) + "\n")
+    fresh = GeminiHost(HostOptions("/opt/gemini"))
+    assert fresh.session_id(_record(tmp_path, "gemini", created_at=NOW)) == "from-disk"
+    assert fresh.resume_command(_record(tmp_path, "gemini", created_at=NOW))[-2:] == ["--resume", "from-disk"]
+
+
+def test_no_session_before_the_first_message(tmp_path: Path) -> None:
+    assert CODEX.session_id(_record(tmp_path, "codex")) is None
+    assert GEMINI.session_id(_record(tmp_path, "gemini")) is None
+
+
+def test_consent_gaps_name_what_the_user_must_set_up(isolated_home: Path) -> None:
+    assert "codex login" in CODEX.consent_gaps({})[0]
+    codex_config = isolated_home / "user" / ".codex" / "config.toml"
+    codex_config.parent.mkdir()
+    codex_config.write_text('model_provider = "p"\n[model_providers.p]\nenv_key = "P_KEY"\n')
+    assert "P_KEY" in CODEX.consent_gaps({})[0]
+    assert CODEX.consent_gaps({"P_KEY": "k"}) == []
+    assert "GEMINI_API_KEY" in GEMINI.consent_gaps({})[0]
+    assert GEMINI.consent_gaps({"GEMINI_API_KEY": "k"}) == []
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("host", sorted(CASES))
+def test_version_of_the_pinned_cli_is_a_known_one(host: str) -> None:
+    fail_unless_loopback_only()
+    profile = {"codex": CodexHost, "gemini": GeminiHost}[host](HostOptions(str(CASES[host].binary)))
+    assert profile.version() in profile.known_versions()
