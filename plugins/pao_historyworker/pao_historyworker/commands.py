@@ -48,13 +48,18 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
 
     options = _options(config)
     root = Path(args.folder).expanduser() if args.folder else options.transcripts_path()
-    if not root.exists():
+    if not root.exists() and args.folder:
         raise PaoError(f"{root}: no such transcripts folder")
     path = options.index_path(config.home)
     try:
         conn = connect(path, create=True)
     except (HistoryIndexError, OSError) as exc:
         raise PaoError(f"cannot open history index {path}: {exc}") from None
+    if not root.exists():
+        # A new user with no transcripts yet gets an empty index, so `pao brief` works.
+        conn.close()
+        print(f"no transcripts in {root} yet: the history index {path} is empty")
+        return 0
     try:
         report = index_transcripts(conn, root)
     except HistoryIndexError as exc:
