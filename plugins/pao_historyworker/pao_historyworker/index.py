@@ -1,7 +1,8 @@
 """The local history index: Claude Code exchanges in SQLite with an FTS5 table.
 
-One row per exchange in ``exchanges`` and ``exchanges_fts`` (same rowid); one row
-per transcript file in ``files`` recording how far it was read. Re-indexing reads
+One row per exchange in ``exchanges`` and ``exchanges_fts`` (same rowid), and in
+``vectors`` when the ``embeddings`` extra is installed; one row per transcript file
+in ``files`` recording how far it was read. Re-indexing reads
 only new or grown files: a grown file is re-read from the start of its last
 exchange (the reply may have been appended since), a shrunk or replaced file from
 the beginning.
@@ -15,11 +16,14 @@ import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import attrs
 
 from pao_historyworker.transcripts import Exchange, read_exchanges
+
+if TYPE_CHECKING:
+    from pao_historyworker.vectors import EmbedReport
 
 SCHEMA_VERSION = "1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -39,6 +43,9 @@ CREATE INDEX IF NOT EXISTS exchanges_file ON exchanges(file, start_offset);
 CREATE INDEX IF NOT EXISTS exchanges_session ON exchanges(session_id, start_offset);
 CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_fts USING fts5(prompt, reply, tools, context, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_vocab USING fts5vocab(exchanges_fts, 'row');
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS exchanges_drop_vector AFTER DELETE ON exchanges
+    BEGIN DELETE FROM vectors WHERE rowid = old.rowid; END;
 """
 
 
@@ -57,6 +64,9 @@ class IndexReport:
     malformed_lines: int
     files_removed: int
     elapsed_s: float
+    exchanges_embedded: int = 0
+    """Vectors computed (0 when the ``embeddings`` extra is not installed)."""
+    embed_s: float = 0.0
 
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
@@ -83,6 +93,20 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
         conn.close()
         raise HistoryIndexError(f"{path}: not a pao history index of schema {SCHEMA_VERSION}")
     return conn
+
+
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    """Mark the index as changed, so searching processes reload what they cached of it."""
+    with conn:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1')"
+            " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
 
 
 def path_key(path: str) -> str:
@@ -152,8 +176,11 @@ def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) 
     return count
 
 
-def index_transcripts(conn: sqlite3.Connection, root: Path) -> IndexReport:
-    """Bring the index up to date with the transcripts under ``root`` (incrementally)."""
+def index_transcripts(conn: sqlite3.Connection, root: Path, *, embed: bool = True) -> IndexReport:
+    """Bring the index up to date with the transcripts under ``root`` (incrementally).
+
+    With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get one.
+    """
     started = time.monotonic()
     if not root.exists():
         raise HistoryIndexError(f"{root}: no such folder")
@@ -192,7 +219,23 @@ def index_transcripts(conn: sqlite3.Connection, root: Path) -> IndexReport:
     removed = _prune(conn, root, present)
     with conn:  # searches read the count from here: count(*) scans the whole table
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('exchanges', (SELECT count(*) FROM exchanges))")
-    return IndexReport(seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3))
+    if read or removed:
+        bump_generation(conn)
+    embedded = _embed(conn) if embed else None
+    return IndexReport(
+        seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3),
+        embedded.embedded if embedded else 0, embedded.elapsed_s if embedded else 0.0,
+    )
+
+
+def _embed(conn: sqlite3.Connection) -> EmbedReport | None:
+    from pao_historyworker import embeddings
+
+    if not embeddings.available():
+        return None
+    from pao_historyworker.vectors import embed_missing
+
+    return embed_missing(conn)
 
 
 def _prune(conn: sqlite3.Connection, root: Path, present: set[str]) -> int:
@@ -223,4 +266,21 @@ def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
         "first": first,
         "last": last,
         "bytes": path.stat().st_size if path.exists() else 0,
+        **vector_stats(conn, exchanges),
     }
+
+
+def vector_stats(conn: sqlite3.Connection, exchanges: int) -> dict[str, object]:
+    """Whether searches of this index use vectors, and why not."""
+    from pao_historyworker import embeddings
+    from pao_historyworker.vectors import RECIPE
+
+    recipe = meta_value(conn, "vectors_recipe")
+    vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
+    if not embeddings.available():
+        semantic = "off: the embeddings extra is not installed (pip install 'pao-historyworker[embeddings]')"
+    elif vectors < exchanges:
+        semantic = f"partial: {vectors} of {exchanges} exchanges have vectors; run 'pao history index'"
+    else:
+        semantic = "on"
+    return {"vectors": vectors, "vector_model": recipe, "semantic_search": semantic}

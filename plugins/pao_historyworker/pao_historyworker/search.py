@@ -1,4 +1,4 @@
-"""Lexical search over the local index: FTS5 bm25 with a relevance floor.
+"""Search over the local index: FTS5 bm25 with a relevance floor, fused with vectors.
 
 The topic becomes an OR of its content words (stop words and generic task verbs
 dropped), so an exchange that shares some of the words still ranks. An OR query
@@ -6,6 +6,11 @@ matches nearly anything, so each hit must also clear a floor: the IDF-weighted
 share of the topic's words it contains (a word no exchange contains counts
 against every hit, which is what sends an out-of-domain topic to zero results),
 and a bm25 score not far below the best hit's.
+
+When the ``embeddings`` extra is installed and the index holds vectors, the exchanges
+whose cosine similarity to the topic clears ``vector_floor`` form a second ranking;
+the two are fused by rank (reciprocal rank fusion), so a paraphrase that shares no
+word with the conversation is still found, and neither score scale dominates.
 """
 
 from __future__ import annotations
@@ -55,12 +60,19 @@ class Tuning:
     coverage_power: float = 2.0
     common_share: float = 0.05
     common_min: int = 500
+    vector_floor: float = 0.37
+    vector_candidates: int = 10
+    rrf_k: int = 60
+    semantic: bool = True
     """Words found in more than ``common_share`` of all exchanges (and in more than
     ``common_min``, so a small history keeps its words) are dropped from the query."""
     """Hits are ranked by bm25 x coverage ** this: a hit with the topic's rare words beats
     one that repeats a common word often."""
     """Siblings of a hit (the other exchanges of its session) rank after the hits at
     this share of their session's best score; 0 turns session expansion off."""
+    """Vector search: the cosine similarity an exchange needs (all-MiniLM-L6-v2), at most
+    ``vector_candidates`` of them, fused with the lexical hits by 1 / (rrf_k + rank);
+    ``semantic`` off means lexical search only."""
 
 
 def query_words(topic: str) -> list[str]:
@@ -97,8 +109,33 @@ def _idf(total: int, df: int) -> float:
 
 def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tuning()) -> list[MemoryItem]:
     """The exchanges that match ``topic``, best first, above the floor."""
+    if limit <= 0:
+        return []
+    hits = lexical_hits(conn, topic, tuning)
+    if tuning.semantic:
+        from pao_historyworker.vectors import nearest
+
+        near = nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates)
+        if near:
+            hits = fuse_by_rank([hits, near], tuning.rrf_k)
+    if tuning.session_weight > 0:
+        hits = _with_session_siblings(conn, hits, limit, tuning.session_weight)
+    return _items(conn, hits[:limit])
+
+
+def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to an exchange's score."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (rowid, _) in enumerate(ranking, start=1):
+            fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda row: -row[1])
+
+
+def lexical_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning = Tuning()) -> list[tuple[int, float]]:
+    """``(rowid, score)`` of the exchanges whose words match ``topic``, best first, above the floor."""
     words = query_words(topic)
-    if not words or limit <= 0:
+    if not words:
         return []
     stems = _stems(conn, words)
     terms = sorted(set(stems.values()))
@@ -131,14 +168,11 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
     coverage = {rowid: sum(idf[t] for t in matched.get(rowid, ())) / whole for rowid in scores}
     ranked = sorted(((rowid, score * coverage[rowid] ** tuning.coverage_power) for rowid, score in scores.items()), key=lambda r: -r[1])
     best = ranked[0][1]
-    kept = [
+    return [
         (rowid, score)
         for rowid, score in ranked
         if coverage[rowid] >= tuning.min_coverage and score >= tuning.relative_floor * best
     ]
-    if tuning.session_weight > 0:
-        kept = _with_session_siblings(conn, kept, limit, tuning.session_weight)
-    return _items(conn, kept[:limit])
 
 
 def _with_session_siblings(
@@ -217,7 +251,9 @@ def _items(conn: sqlite3.Connection, kept: Sequence[tuple[int, float]]) -> list[
         )
     }
     items = []
-    for rank, (rowid, score) in enumerate(kept, start=1):
+    # a row can vanish under a cached vector matrix while `pao history index` runs
+    present = [(rowid, score) for rowid, score in kept if rowid in rows]
+    for rank, (rowid, score) in enumerate(present, start=1):
         _, item_id, session_id, project, cwd, branch, stamp, uuids, prompt, reply = rows[rowid]
         timestamp = dt.datetime.fromisoformat(stamp) if stamp else None
         items.append(
