@@ -64,10 +64,10 @@ class HistoryBackend:
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         if self.options.url:
             return self.client.search(query, limit, deadline)
-        from pao_historyworker.search import search
+        from pao_historyworker.search import Tuning, search
 
         with local_index(self.index_path, deadline) as conn:
-            return search(conn, query, limit)
+            return search(conn, query, limit, Tuning(semantic=self.options.semantic))
 
     def health(self, deadline: float) -> str:
         if self.options.url:

@@ -61,7 +61,7 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
     try:
-        report = index_transcripts(conn, root)
+        report = index_transcripts(conn, root, embed=options.semantic)
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     finally:
@@ -73,6 +73,8 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
             f"indexed {report.exchanges_added} exchanges from {report.files_read} of {report.files_seen} files"
             f" in {report.elapsed_s:.2f} s ({report.malformed_lines} malformed lines skipped) into {path}"
         )
+        if report.exchanges_embedded:
+            print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
     return 0
 
 
@@ -104,14 +106,15 @@ def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_historyworker.index import HistoryIndexError, connect
     from pao_historyworker.server import make_server
 
-    path = _options(config).index_path(config.home)
+    options = _options(config)
+    path = options.index_path(config.home)
     try:
         connect(path).close()
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
-        server = make_server(path, args.host, args.port, token=token)
+        server = make_server(path, args.host, args.port, token=token, semantic=options.semantic)
     except OSError as exc:
         raise PaoError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     print(f"PAO_HISTORY_URL={server.url}", flush=True)

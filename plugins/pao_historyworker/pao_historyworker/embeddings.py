@@ -103,6 +103,7 @@ class Encoder:
     weights: dict[str, np.ndarray] = attrs.field(repr=False)
     tokenizer: Tokenizer = attrs.field(repr=False)
     _threads: ThreadpoolController | None = attrs.field(default=None, init=False, repr=False)
+    _one_at_a_time: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
@@ -138,13 +139,16 @@ class Encoder:
 
         A dozen tokens make matrices so small that waking BLAS threads costs more than
         the arithmetic: on a busy 2-core machine 30 ms (300 ms at worst) instead of 9 ms.
+        The BLAS thread limit is process-wide, so concurrent callers (the server's
+        threads) take turns rather than restore each other's limits.
         """
-        if self._threads is None:
-            from threadpoolctl import ThreadpoolController
+        with self._one_at_a_time:
+            if self._threads is None:
+                from threadpoolctl import ThreadpoolController
 
-            self._threads = ThreadpoolController()
-        with self._threads.limit(limits=1, user_api="blas"):
-            return self.encode([text])[0]
+                self._threads = ThreadpoolController()
+            with self._threads.limit(limits=1, user_api="blas"):
+                return self.encode([text])[0]
 
     def encode(self, texts: Sequence[str], batch_size: int = 8) -> np.ndarray:
         """Unit vectors, one row per text, in the order given."""

@@ -20,6 +20,8 @@ class HistoryOptions:
     No ``url``: search the local SQLite index at ``index`` (default
     ``<PAO_HOME>/history.sqlite3``). With ``url``: speak ``protocol`` to that server.
     ``arguments`` maps pao's fields (``query``, ``limit``) to the tool's argument names.
+    ``semantic`` (with the ``embeddings`` extra installed) embeds exchanges at index time
+    and fuses vector search with the lexical one; false keeps both lexical only.
     """
 
     enabled: bool = True
@@ -33,6 +35,7 @@ class HistoryOptions:
     index: Path | None = None
     transcripts: Path | None = None
     max_response_bytes: int = 4 * 1024 * 1024
+    semantic: bool = True
 
     def index_path(self, home: Path) -> Path:
         return self.index or home / "history.sqlite3"

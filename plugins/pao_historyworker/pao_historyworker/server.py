@@ -38,10 +38,11 @@ class RequestFailed(Exception):
 class HistoryServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], index: Path, token: str | None) -> None:
+    def __init__(self, address: tuple[str, int], index: Path, token: str | None, semantic: bool = True) -> None:
         super().__init__(address, HistoryHandler)
         self.index = index
         self.token = token
+        self.semantic = semantic
         self.sessions: set[str] = set()
         self.sessions_lock = threading.Lock()
         self._local = threading.local()
@@ -74,8 +75,10 @@ class HistoryServer(ThreadingHTTPServer):
             return session in self.sessions
 
 
-def make_server(index: Path, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None) -> HistoryServer:
-    return HistoryServer((host, port), index, token)
+def make_server(
+    index: Path, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None, semantic: bool = True
+) -> HistoryServer:
+    return HistoryServer((host, port), index, token, semantic)
 
 
 class HistoryHandler(BaseHTTPRequestHandler):
@@ -183,14 +186,14 @@ class HistoryHandler(BaseHTTPRequestHandler):
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
 
     def _search(self, params: dict[str, Any]) -> dict[str, Any]:
-        from pao_historyworker.search import search
+        from pao_historyworker.search import Tuning, search
 
         query, limit = params.get("query"), params.get("limit", 10)
         if not isinstance(query, str) or not query.strip():
             raise RequestFailed(wire.INVALID_PARAMS, "query must be a non-empty string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= wire.MAX_LIMIT:
             raise RequestFailed(wire.INVALID_PARAMS, f"limit must be an integer from 1 to {wire.MAX_LIMIT}")
-        items = search(self.server.connection(), query, limit)
+        items = search(self.server.connection(), query, limit, Tuning(semantic=self.server.semantic))
         return {"items": [wire.item_to_wire(item) for item in items]}
 
     def _stats(self) -> dict[str, Any]:

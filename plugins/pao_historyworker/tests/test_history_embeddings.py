@@ -1,0 +1,209 @@
+"""The ``embeddings`` extra: the numpy encoder against sentence-transformers, vectors in
+the index, hybrid search, and the lexical fallback.
+
+Marked ``embeddings``: deselected when the extra's model wheel is not installed (see
+conftest.py); with it installed these tests run and a broken extra fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from history_support import eval_transcripts, pao, pao_json, serve
+
+from pao_core.config import load_config
+from pao_core.plugins import build_plugins
+
+from pao_historyworker import embeddings
+
+pytestmark = pytest.mark.embeddings
+
+REFERENCE = Path(__file__).with_name("reference_embeddings.json")
+PARAPHRASE = "my loaf comes out dense and gluey in the middle"
+"""Shares no content word with the sourdough sessions of the eval corpus (kitchen project)."""
+OUT_OF_DOMAIN = ("plan a three-day hiking trip in the Alps", "what wine goes with roast lamb", "knit a wool sweater with a cable pattern")
+GREENHOUSE = (
+    "the tomato seedlings in the greenhouse wilt every afternoon once the sun hits the glass",
+    "Afternoon wilting under glass is heat stress: open the roof vents at 24 °C, add 30 % shade cloth and water"
+    " at dawn so the root ball is moist before the heat.",
+)
+
+
+@pytest.fixture(scope="module")
+def encoder() -> embeddings.Encoder:
+    return embeddings.Encoder.load()
+
+
+def test_numpy_encoder_matches_sentence_transformers(encoder):
+    import numpy as np
+
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    assert reference["max_seq_length"] == embeddings.MAX_TOKENS
+    want = np.array(reference["vectors"], dtype=np.float32)
+    got = encoder.encode(reference["sentences"])
+    assert got.shape == want.shape == (30, embeddings.DIMENSIONS)
+    assert float(np.abs(got - want).max()) <= 1e-4
+    # the golden file covers what could go wrong: truncation, non-Latin scripts, empty text
+    lengths = [len(encoder.tokenizer.encode(text).ids) for text in reference["sentences"]]
+    assert max(lengths) == embeddings.MAX_TOKENS and min(lengths) == 2
+
+
+def test_batching_and_order_do_not_change_a_vector(encoder):
+    import numpy as np
+
+    texts = json.loads(REFERENCE.read_text(encoding="utf-8"))["sentences"][:12]
+    batched = encoder.encode(texts, batch_size=5)
+    alone = np.stack([encoder.encode_one(text) for text in texts])
+    backwards = encoder.encode(texts[::-1], batch_size=3)[::-1]
+    assert np.abs(batched - alone).max() < 1e-5 and np.abs(batched - backwards).max() < 1e-5
+    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    assert encoder.encode([]).shape == (0, embeddings.DIMENSIONS)
+
+
+def test_the_model_comes_from_the_installed_wheel():
+    folder = embeddings.model_dir()
+    assert Path(sys.prefix) in folder.resolve().parents or "site-packages" in folder.parts
+    assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+
+
+def test_an_unreadable_model_is_one_clear_error(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
+    (tmp_path / "tokenizer.json").write_text("{}")
+    with pytest.raises(embeddings.EmbeddingsUnavailable) as caught:
+        embeddings.Encoder.load(tmp_path)
+    assert "cannot load all-MiniLM-L6-v2" in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def semantic_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A pao home whose index holds the eval corpus with vectors (embedded once per module)."""
+    root = tmp_path_factory.mktemp("semantic")
+    (root / "home").mkdir()
+    env = _environment(root, semantic=True)
+    shutil.copytree(eval_transcripts(), root / "projects")
+    done = pao(env, "history", "index", str(root / "projects"), timeout=600)
+    assert "embedded 144 exchanges" in done.stdout
+    return env
+
+
+def _environment(root: Path, *, semantic: bool) -> dict[str, str]:
+    import os
+
+    config = root / f"config-{semantic}.toml"
+    config.write_text(f"[backends.history]\nsemantic = {str(semantic).lower()}\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("PAO_HISTORY_URL", "PAO_HISTORY_TOKEN")}
+    return {
+        **env,
+        "PAO_HOME": str(root / "pao-home"),
+        "HOME": str(root / "home"),
+        "XDG_CONFIG_HOME": str(root / "home" / ".config"),
+        "PAO_LOAD_PLUGINS": "pao-historyworker",
+        "PAO_CONFIG": str(config),
+    }
+
+
+def history_backend(env: dict[str, str]):
+    config = load_config(env)
+    return next(b for b in build_plugins(env).memory_backends(config) if b.name == "history")
+
+
+def search(env: dict[str, str], topic: str, limit: int = 10):
+    return history_backend(env).search(topic, limit, time.monotonic() + 10)
+
+
+def test_indexing_embeds_every_exchange_once_and_stats_say_so(semantic_env):
+    counts = pao_json(semantic_env, "history", "stats")
+    assert counts["exchanges"] == 144 and counts["vectors"] == 144
+    assert counts["semantic_search"] == "on" and counts["vector_model"].startswith("all-MiniLM-L6-v2")
+    again = pao_json(semantic_env, "history", "index", str(Path(semantic_env["PAO_HOME"]).parent / "projects"))
+    assert again["exchanges_embedded"] == 0 and again["files_read"] == 0
+
+
+def test_a_paraphrase_that_lexical_search_misses_is_found(semantic_env):
+    lexical = _environment(Path(semantic_env["PAO_HOME"]).parent, semantic=False)
+    assert search(lexical, PARAPHRASE) == []
+    items = search(semantic_env, PARAPHRASE)
+    assert items and items[0].meta["project"] == "/Users/sam/code/kitchen"
+    assert [item.rank for item in items] == list(range(1, len(items) + 1))
+    assert all(a.score >= b.score for a, b in zip(items, items[1:]))
+
+
+def test_keyword_topics_keep_their_lexical_hit_first(semantic_env):
+    items = search(semantic_env, "fix the notarization failure in the Mac DMG build")
+    assert items and items[0].meta["project"] == "/Users/sam/code/driftnote"
+    assert "notari" in items[0].text.lower()
+
+
+@pytest.mark.parametrize("topic", OUT_OF_DOMAIN)
+def test_out_of_domain_topics_still_find_nothing(semantic_env, topic):
+    assert search(semantic_env, topic) == []
+
+
+def test_the_server_searches_with_vectors_too(semantic_env):
+    local = [item.id for item in search(semantic_env, PARAPHRASE)]
+    for url in serve(semantic_env):
+        remote = history_backend({**semantic_env, "PAO_HISTORY_URL": url})
+        assert [item.id for item in remote.search(PARAPHRASE, 10, time.monotonic() + 10)] == local
+
+
+@pytest.fixture
+def missing_extra(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The real import check, made to look for a module that is not installed."""
+    monkeypatch.setattr(embeddings, "REQUIRED_MODULES", (*embeddings.REQUIRED_MODULES, "pao_no_such_module"))
+    embeddings.available.cache_clear()
+    yield
+    embeddings.available.cache_clear()
+
+
+def test_without_the_extra_search_is_lexical_and_stats_say_why(semantic_env, missing_extra):
+    from pao_historyworker.index import connect, stats
+
+    assert not embeddings.available()
+    assert search(semantic_env, PARAPHRASE) == []
+    assert search(semantic_env, "fix the notarization failure in the Mac DMG build")
+    index = Path(semantic_env["PAO_HOME"]) / "history.sqlite3"
+    conn = connect(index)
+    try:
+        state = stats(conn, index)["semantic_search"]
+    finally:
+        conn.close()
+    assert state.startswith("off: the embeddings extra is not installed")
+
+
+def _session(path: Path, session: str, prompt: str, reply: str) -> None:
+    lines = []
+    for kind, uuid, text in (("user", f"{session}-u", prompt), ("assistant", f"{session}-a", reply)):
+        lines.append(json.dumps({
+            "type": kind, "uuid": uuid, "parentUuid": None, "sessionId": session,
+            "timestamp": "2026-05-01T08:00:00.000Z", "cwd": "/Users/sam/code/greenhouse", "gitBranch": "main",
+            "message": {"role": kind, "content": text},
+        }))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_new_exchanges_are_embedded_incrementally_and_searches_see_them(tmp_path):
+    (tmp_path / "home").mkdir()
+    env = _environment(tmp_path, semantic=True)
+    projects = tmp_path / "projects"
+    _session(projects / "-Users-sam-code-greenhouse" / "s1.jsonl", "s1", "which pots drain best for basil", "Terracotta.")
+    first = pao_json(env, "history", "index", str(projects))
+    assert first["exchanges_embedded"] == 1
+    backend = history_backend(env)
+    topic = "my young plants droop in the hot glasshouse after midday"
+    assert backend.search(topic, 10, time.monotonic() + 10) == []  # caches this index's vectors in this process
+    _session(projects / "-Users-sam-code-greenhouse" / "s2.jsonl", "s2", *GREENHOUSE)
+    second = pao_json(env, "history", "index", str(projects))
+    assert second["exchanges_added"] == 1 and second["exchanges_embedded"] == 1
+    found = backend.search(topic, 10, time.monotonic() + 10)
+    assert [item.meta["session_id"] for item in found] == ["s2"]
+    (projects / "-Users-sam-code-greenhouse" / "s2.jsonl").unlink()
+    pao(env, "history", "index", str(projects))
+    assert backend.search(topic, 10, time.monotonic() + 10) == []
+    assert pao_json(env, "history", "stats")["vectors"] == 1
