@@ -1,6 +1,7 @@
 """Speed of the history backend: indexing, lexical query latency, client round trip.
 
     .venv/bin/python benches/history_bench.py [--sessions 10000] [--exchanges 10] [--queries 300]
+        [--vectors none|model|random]
 
 1. Writes ``--sessions`` synthetic Claude Code sessions (``--exchanges`` exchanges
    each, with tool calls and tool results) in Claude Code's layout, indexes them
@@ -11,6 +12,12 @@
 3. Starts the real ``pao history serve`` on that index and times the same topics
    through the client in both protocol modes; the round trip on top of the
    server's own search is the client's p50 minus the local search p50.
+
+``--vectors`` (needs the ``embeddings`` extra): ``model`` embeds every exchange with
+all-MiniLM-L6-v2 after the text index and reports that throughput separately, so
+queries are hybrid; ``random`` stores random unit vectors instead (seconds, not
+hours, at 100,000 exchanges), to time hybrid queries at scale: the topic is still
+embedded by the model and compared with every stored vector. ``none``: lexical only.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from pathlib import Path
 from pao_historyworker.backend import HistoryBackend
 from pao_historyworker.index import connect, index_transcripts
 from pao_historyworker.options import HistoryOptions
-from pao_historyworker.search import search
+from pao_historyworker.search import Tuning, search
 
 WORDS = (
     "notarization sparkle keychain codesign runner worker durable object d1 migration r2 bucket lifecycle dns cname "
@@ -123,18 +130,43 @@ def timed(fn, queries: list[str]) -> list[float]:
     return out
 
 
+def add_vectors(conn, mode: str) -> dict[str, object]:
+    """Give every exchange a vector: the model's (timed) or a random unit one."""
+    if mode == "none":
+        return {}
+    from pao_historyworker import vectors
+
+    if mode == "model":
+        report = vectors.embed_missing(conn)
+        return {"embedded": report.embedded, "embed_s": report.elapsed_s,
+                "embedded_per_s": round(report.embedded / max(report.elapsed_s, 1e-9), 1)}
+    import numpy as np
+
+    rowids = [rowid for (rowid,) in conn.execute("SELECT rowid FROM exchanges")]
+    random_vectors = np.random.default_rng(7).standard_normal((len(rowids), 384)).astype(np.float32)
+    random_vectors /= np.linalg.norm(random_vectors, axis=1, keepdims=True)
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_recipe', ?)", (vectors.RECIPE,))
+        conn.executemany("INSERT OR REPLACE INTO vectors(rowid, vector) VALUES (?, ?)",
+                         zip(rowids, (row.tobytes() for row in random_vectors)))
+    started = time.perf_counter()
+    vectors.load_matrix(conn)
+    return {"random_vectors": len(rowids), "vector_matrix_load_s": round(time.perf_counter() - started, 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--exchanges", type=int, default=10)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--vectors", choices=("none", "model", "random"), default="none")
     args = parser.parse_args(argv)
     results: dict[str, object] = {"sessions": args.sessions, "exchanges_per_session": args.exchanges}
     with tempfile.TemporaryDirectory() as tmp:
         root, home = Path(tmp) / "projects", Path(tmp) / "home"
         size = write_sessions(root, args.sessions, args.exchanges)
         conn = connect(home / "history.sqlite3", create=True)
-        report = index_transcripts(conn, root)
+        report = index_transcripts(conn, root, embed=False)
         results.update(
             transcript_mb=round(size / 1e6, 1),
             index_s=report.elapsed_s,
@@ -146,11 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         with one.open("a") as handle:
             handle.write(json.dumps({"type": "user", "uuid": "late", "sessionId": "late", "timestamp": "2026-01-01T00:00:00Z",
                                      "cwd": "/x", "message": {"role": "user", "content": "late words"}}) + "\n")
-        results["reindex_after_append_s"] = index_transcripts(conn, root).elapsed_s
+        results["reindex_after_append_s"] = index_transcripts(conn, root, embed=False).elapsed_s
+        results.update(add_vectors(conn, args.vectors))
         results["index_mb"] = round((home / "history.sqlite3").stat().st_size / 1e6, 1)
 
         queries = topics(args.queries)
-        local = timed(lambda q: search(conn, q, 10), queries)
+        tuning = Tuning(semantic=args.vectors != "none")
+        search(conn, "warm up", 10, tuning)  # loads the model and the vector matrix
+        local = timed(lambda q: search(conn, q, 10, tuning), queries)
         results["exchanges"] = conn.execute("SELECT count(*) FROM exchanges").fetchone()[0]
         results["query_p50_ms"] = round(statistics.median(local), 2)
         results["query_p95_ms"] = round(percentile(local, 0.95), 2)

@@ -150,19 +150,25 @@ class Encoder:
             with self._threads.limit(limits=1, user_api="blas"):
                 return self.encode([text])[0]
 
-    def encode(self, texts: Sequence[str], batch_size: int = 8) -> np.ndarray:
-        """Unit vectors, one row per text, in the order given."""
+    def encode(self, texts: Sequence[str], batch_size: int = 8, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+        """Unit vectors, one row per text, in the order given.
+
+        ``max_tokens`` below the model's 256 reads less of a long text (the cost is
+        about linear in tokens), keeping its first tokens and the closing [SEP] as the
+        tokenizer's own truncation does.
+        """
         import numpy as np
 
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        encodings = self.tokenizer.encode_batch(list(texts))
+        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
+        ids = [tokens if len(tokens) <= max_tokens else tokens[: max_tokens - 1] + tokens[-1:] for tokens in ids]
         # similar lengths share a batch, so little is spent on padding
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):
             chosen = order[start : start + batch_size]
-            out[chosen] = self._forward([encodings[i].ids for i in chosen])
+            out[chosen] = self._forward([ids[i] for i in chosen])
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:

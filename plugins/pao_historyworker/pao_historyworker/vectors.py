@@ -23,8 +23,11 @@ from pao_historyworker.index import bump_generation, meta_value
 if TYPE_CHECKING:
     import numpy as np
 
-RECIPE = f"{embeddings.MODEL_NAME} mean(prompt, prompt+reply) {embeddings.MAX_TOKENS} tokens v2"
+RECIPE = f"{embeddings.MODEL_NAME} mean(prompt, prompt+reply[:128 tokens]) v2"
 """What a stored vector is of: stored in ``meta``; a different recipe re-embeds everything."""
+EXCHANGE_TOKENS = 128
+"""How much of an exchange's whole text is read: its first 128 tokens carry the topic, and
+indexing costs about half of the model's full 256 (same eval figures, benches/README.md)."""
 EMBED_CHUNK = 128
 """Exchanges embedded per transaction: an interrupted run keeps what it finished."""
 
@@ -33,20 +36,13 @@ def exchange_vectors(encoder: embeddings.Encoder, exchanges: Sequence[tuple[str,
     """An exchange's vector: the mean of its prompt's and its whole text's unit vectors.
 
     Its dot product with a topic's vector is the mean of the two cosines. The prompt
-    says what the exchange is about; the whole text (its first 256 tokens) adds the
-    reply's words. Measured on the eval dev split, the mean separates relevant
-    exchanges from out-of-domain topics better than either alone (benches/README.md).
+    says what the exchange is about; the whole text (its first :data:`EXCHANGE_TOKENS`
+    tokens) adds the reply's words. Measured on the eval dev split, the mean separates
+    relevant exchanges from out-of-domain topics better than either alone (benches/README.md).
     """
     prompts = encoder.encode([prompt for prompt, _ in exchanges])
-    whole = encoder.encode([f"{prompt}\n{reply}" for prompt, reply in exchanges])
+    whole = encoder.encode([f"{prompt}\n{reply}" for prompt, reply in exchanges], max_tokens=EXCHANGE_TOKENS)
     return (prompts + whole) / 2
-
-
-def stored_count(conn: sqlite3.Connection) -> int:
-    """Vectors of the current recipe in the index."""
-    if meta_value(conn, "vectors_recipe") != RECIPE:
-        return 0
-    return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
 
 @attrs.frozen
