@@ -96,4 +96,5 @@ def _sqlite_query(
         f"JOIN {quote(e.name)} e ON e.{ec['id']} = o.{oc['entity_id']}) "
         f"SELECT *, covered + rank / (1.0 + rank) AS score FROM scored ORDER BY score DESC, id LIMIT :limit"
     )
-    return list(connection.execute(sa.text(sql), params))
+    # Straight to the driver (sqlite3 binds :name itself): no SQL compilation per search.
+    return list(connection.exec_driver_sql(sql, params))

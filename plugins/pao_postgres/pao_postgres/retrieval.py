@@ -101,19 +101,21 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
 
     topic = analyse(query)
     limit = max(1, int(limit))
-    with transaction(store.engine(), deadline) as connection:
-        if method is None:
-            rows = _original(store, connection, topic, limit)
-        elif not topic.terms and not (method.entity_names and topic.names):
-            rows = []
-        elif store.is_sqlite:
-            weights = _weights(store, connection, topic, method)
-            found = ranked_sqlite(store, connection, topic, limit * 4, method, weights)
-            rows = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
-        else:
-            # One statement weighs the terms too: each row carries the topic's totals.
-            found = ranked_postgres(store, connection, topic, limit * 4, method)
-            rows = _floor(found, method, found[0].total, found[0].useful) if found else []
+    if method is not None and not (topic.terms or (method.entity_names and topic.names)):
+        return []
+    if method is not None and not store.is_sqlite:
+        # One statement, one round trip; it weighs the terms too, so each row carries
+        # the topic's totals for the floor.
+        rows = ranked_postgres(store, topic, limit * 4, deadline, method)
+        rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+    else:
+        with transaction(store.engine(), deadline) as connection:
+            if method is None:
+                rows = _original(store, connection, topic, limit)
+            else:
+                weights = _weights(store, connection, topic, method)
+                found = ranked_sqlite(store, connection, topic, limit * 4, method, weights)
+                rows = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
     return [make_item(r.name, r.entity_type, r.content, r.position, r.created_at, r.score) for r in rows[:limit]]
 
 
@@ -151,7 +153,7 @@ def _sqlite_frequencies(
     counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(len(terms))]
     params: dict[str, Any] = {f"t{i}": fts5_phrase(term) for i, term in enumerate(terms)} | {"cap": cap}
     size = f"(SELECT count(*) FROM {quote(store.tables.observations.name)})"
-    row = connection.execute(sa.text(f"SELECT {size}, {', '.join(counts)}"), params).one()
+    row = connection.exec_driver_sql(f"SELECT {size}, {', '.join(counts)}", params).one()
     return max(1, int(row[0])), [int(df) for df in row[1:]]
 
 
