@@ -31,6 +31,7 @@ from pao_postgres.mcpfile import read_memory_file
 from pao_postgres.options import LongtermOptions
 from pao_postgres.retrieval import METHODS, Method, run_method
 from pao_postgres.store import LongtermStore
+from pao_postgres.testing import interrupt_on_sigterm, postgres_url
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
@@ -125,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    interrupt_on_sigterm()  # the throwaway cluster is stopped on SIGTERM too
 
     queries, labels = load_eval(args.eval, args.split)
     memory = read_memory_file(args.eval / "memory.jsonl")
