@@ -116,17 +116,23 @@ def remaining(deadline: float) -> float:
 
 
 # Searches are index lookups: a sequential scan of a large table is never the plan we
-# want, whatever a LIMIT makes it look like; and JIT-compiling a millisecond query costs
-# hundreds of milliseconds. Transaction-local, so a pooled connection keeps its defaults.
+# want, whatever a LIMIT makes it look like; JIT-compiling a millisecond query costs
+# hundreds of milliseconds; and a search statement's plan does not depend on the topic
+# (its terms reach the server as arrays), so a prepared one is planned once per connection.
+# Transaction-local, so a pooled connection keeps its defaults.
 POSTGRES_SETTINGS = (
     "SELECT set_config('statement_timeout', %(ms)s, true), set_config('enable_seqscan', %(seq)s, true),"
-    " set_config('jit', 'off', true)"
+    " set_config('jit', 'off', true), set_config('plan_cache_mode', %(plans)s, true)"
 )
 
 
 def postgres_settings(deadline: float, write: bool) -> dict[str, str]:
     """Parameters of :data:`POSTGRES_SETTINGS`: the time left as ``statement_timeout``."""
-    return {"ms": str(max(1, math.ceil(remaining(deadline) * 1000))), "seq": "on" if write else "off"}
+    return {
+        "ms": str(max(1, math.ceil(remaining(deadline) * 1000))),
+        "seq": "on" if write else "off",
+        "plans": "auto" if write else "force_generic_plan",
+    }
 
 
 @contextlib.contextmanager
