@@ -71,8 +71,7 @@ class FaultyHandler(BaseHTTPRequestHandler):
         if fault == "wrong-shape":
             return self._json({"jsonrpc": "2.0", "id": body["id"], "result": {"items": [{"id": 7}]}})
         if fault == "huge":
-            filler = {"jsonrpc": "2.0", "id": body["id"], "result": {"items": [ITEM] * 40000}}
-            return self._json(filler)
+            return self._json({"jsonrpc": "2.0", "id": body["id"], "result": {"items": [ITEM] * 1000}})  # ~300 KB
         if fault == "slow":
             time.sleep(DEADLINE * 4)
             return self._json(answer)
@@ -135,7 +134,7 @@ def assert_direct_failure_within_deadline(history: HistoryBackend) -> None:
     started = time.monotonic()
     with pytest.raises(Exception):
         history.search("anything", 10, started + DEADLINE)
-    assert time.monotonic() - started < DEADLINE + 0.5
+    assert time.monotonic() - started < DEADLINE + 1.0
 
 
 def test_a_good_answer_maps_to_items(faulty):

@@ -7,7 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from conftest import pao, pao_json
+import pytest
+from history_support import pao, pao_json
 
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
@@ -42,6 +43,7 @@ def line(kind: str, uuid: str, content, *, session: str = SESSION, parent: str |
     )
 
 
+@pytest.mark.hook("pao_add_commands")
 def test_index_and_stats_count_the_eval_corpus(env, indexed):
     counts = pao_json(env, "history", "stats")
     assert counts["files"] == 46
@@ -54,6 +56,7 @@ def test_index_and_stats_count_the_eval_corpus(env, indexed):
     assert again["files_seen"] == 46 and again["files_read"] == 0 and again["exchanges_added"] == 0
 
 
+@pytest.mark.hook("pao_memory_backends")
 def test_an_exchange_maps_to_a_memory_item(env, indexed):
     items = search("Switchboard keeps returning E_NOPANE")
     assert items, "a proper-noun topic from the corpus must match"
@@ -167,3 +170,20 @@ def test_bad_input_gives_one_line_and_nonzero_exit(env, tmp_path):
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1 and "no such transcripts folder" in missing.stderr
     no_index = pao(env, "history", "stats", check=False)
     assert no_index.returncode != 0 and no_index.stderr.count("\n") == 1 and "pao history index" in no_index.stderr
+
+
+def test_a_new_user_without_transcripts_gets_an_empty_index(env):
+    first = pao(env, "history", "index")
+    assert "the history index" in first.stdout and "is empty" in first.stdout
+    brief = json.loads(pao(env, "brief", "anything at all", "--json").stdout)
+    assert brief["backends"]["history"] == {**brief["backends"]["history"], "status": "ok", "count": 0}
+
+
+def test_a_damaged_index_is_one_line(env):
+    from pathlib import Path
+
+    index = Path(env["PAO_HOME"]) / "history.sqlite3"
+    index.parent.mkdir(parents=True)
+    index.write_bytes(b"this is not sqlite" * 100)
+    done = pao(env, "history", "stats", check=False)
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a usable history index" in done.stderr
