@@ -34,6 +34,7 @@ from typing import Iterator
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.engine import LongtermError
 from pao_postgres.options import LongtermOptions
+from pao_postgres.testing import interrupt_on_sigterm, postgres_url
 
 SCHEMA = "pao_bench"
 PER_ENTITY = 20
@@ -140,21 +141,26 @@ def load_sqlite(home: Path, rows: int) -> None:
         connection.execute("ANALYZE")
 
 
-def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str) -> dict:
-    """Warm latencies in this process (after one warm-up search)."""
+def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str, rounds: int = 1) -> dict:
+    """Warm latencies in this process (after one warm-up search): ``rounds`` passes over
+    the topics, summarised together and per pass (the machine's load moves between them)."""
     import attrs
 
     backend = LongtermBackend("longterm", attrs.evolve(options, mode=mode), home)
     backend.search(queries[0], 10, time.monotonic() + 30)
-    timings, sizes, errors = [], [], 0
-    for query in queries:
-        started = time.perf_counter()
-        try:
-            sizes.append(len(backend.search(query, 10, time.monotonic() + 30)))
-        except LongtermError:
-            errors += 1  # past the 30 s deadline: counted, timed as what it cost
-        timings.append((time.perf_counter() - started) * 1000)
-    return summary(timings) | {"items_mean": statistics.fmean(sizes) if sizes else 0.0, "errors": errors}
+    timings, sizes, errors, passes = [], [], 0, []
+    for _ in range(rounds):
+        started_pass = len(timings)
+        for query in queries:
+            started = time.perf_counter()
+            try:
+                sizes.append(len(backend.search(query, 10, time.monotonic() + 30)))
+            except LongtermError:
+                errors += 1  # past the 30 s deadline: counted, timed as what it cost
+            timings.append((time.perf_counter() - started) * 1000)
+        passes.append(summary(timings[started_pass:]) | {"load_average": round(os.getloadavg()[0], 2)})
+    report = summary(timings) | {"items_mean": statistics.fmean(sizes) if sizes else 0.0, "errors": errors}
+    return report | ({"passes": passes} if rounds > 1 else {})
 
 
 def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int) -> dict:
@@ -198,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--modes", default="ranked,original")
+    parser.add_argument("--rounds", type=int, default=1, help="warm passes over the topics")
     args = parser.parse_args(argv)
+    interrupt_on_sigterm()  # the throwaway cluster is stopped on SIGTERM too
     queries = topics(args.queries, args.rows)
-    report: dict = {"backend": args.backend, "rows": args.rows}
+    report: dict = {"backend": args.backend, "rows": args.rows, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     with contextlib.ExitStack() as stack:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pao-bench-")))
         started = time.perf_counter()
@@ -217,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.modes.split(","):
             report[mode] = {
                 "cold": cold(options, home, queries, mode, args.cold_runs),
-                "warm": measure(options, home, queries, mode),
+                "warm": measure(options, home, queries, mode, args.rounds),
             }
             print(json.dumps({mode: report[mode]}), file=sys.stderr, flush=True)
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]

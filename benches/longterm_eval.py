@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality of the longterm backend's search modes on the eval corpus.
 
-Loads ``shared/eval/memory.jsonl`` into a fresh store (embedded SQLite, and a
+Loads ``tests/data/eval/memory.jsonl`` (a copy of the shared corpus) into a fresh store (embedded SQLite, and a
 PostgreSQL server: ``--url`` / ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster),
 runs the queries of one split through every mode, and scores the answers against
 ``labels.jsonl`` (read here for scoring only; pao never reads it). Observation items
@@ -31,8 +31,9 @@ from pao_postgres.mcpfile import read_memory_file
 from pao_postgres.options import LongtermOptions
 from pao_postgres.retrieval import METHODS, Method, run_method
 from pao_postgres.store import LongtermStore
+from pao_postgres.testing import interrupt_on_sigterm, postgres_url
 
-DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_EVAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "eval"
 
 # The modes users can pick, then ablations of the default that show what each step adds.
 VARIANTS: dict[str, Method | None] = {
@@ -125,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    interrupt_on_sigterm()  # the throwaway cluster is stopped on SIGTERM too
 
     queries, labels = load_eval(args.eval, args.split)
     memory = read_memory_file(args.eval / "memory.jsonl")

@@ -1,14 +1,14 @@
-"""The ``ranked``/``any`` queries, one per dialect (see :mod:`pao_postgres.retrieval`).
+"""The ``ranked``/``any`` query on SQLite (see :mod:`pao_postgres.retrieval`; the
+PostgreSQL one is :mod:`pao_postgres.postgres_ranked`).
 
-Both run the same plan in their own language: fetch a bounded pool of candidates
-(rare-term text matches ranked natively, plus observations of entities the topic
-names), then score only that pool for coverage, so a common word in a large store
-costs an index lookup, not a scan of everything it matches.
+Both dialects run the same plan in their own language: fetch a bounded pool of
+candidates (rare-term text matches ranked natively, plus observations of entities
+the topic names), then score only that pool for coverage, so a common word in a
+large store costs an index lookup, not a scan of everything it matches.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -22,74 +22,6 @@ if TYPE_CHECKING:
 
 def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
-
-
-def ranked_postgres(
-    store: LongtermStore, connection: sa.Connection, topic: Topic, fetch: int, method: Method, weights: Weights
-) -> list[Any]:
-    t = store.tables
-    obs, ent = t.observations, t.entities
-    names = topic.names if method.entity_names else ()
-    cfg = t.regconfig()
-    fetching = weights.candidate_terms(topic.terms)
-    term_queries = [sa.func.plainto_tsquery(cfg, sa.bindparam(f"t{i}", term)) for i, term in enumerate(topic.terms)]
-    fetch_queries = [sa.func.plainto_tsquery(cfg, sa.bindparam(f"c{i}", term)) for i, term in enumerate(fetching)]
-    # Inline tsquery expressions (not a CTE): plainto_tsquery(regconfig, text) is
-    # immutable, so the planner folds it and sees the terms when it picks an index.
-    candidates = functools.reduce(lambda a, b: a.op("||")(b), fetch_queries) if fetch_queries else None
-    vector = t.search_vector("postgresql")
-    name_vector = sa.func.to_tsvector(cfg, ent.c.name)
-    exact = sa.func.lower(ent.c.name).in_(names) if names else sa.false()
-
-    # Separate index-backed candidate sets (text, entity names), each bounded.
-    selects = []
-    if candidates is not None:
-        rank = sa.func.ts_rank_cd(vector, candidates, 32)
-        selects.append(
-            sa.select(obs.c.id, rank.label("rank")).where(vector.op("@@")(candidates))
-            .order_by(rank.desc()).limit(method.pool)
-        )
-    if method.entity_names and (names or candidates is not None):
-        by_name = sa.or_(name_vector.op("@@")(candidates), exact) if candidates is not None else exact
-        # Materialised, so the pool's LIMIT cannot talk the planner into walking every
-        # entity in key order instead of using the name indexes.
-        named = sa.select(ent.c.id).where(by_name).cte("named").prefix_with("MATERIALIZED")
-        selects.append(
-            sa.select(obs.c.id, sa.literal(0.0).label("rank"))
-            .where(obs.c.entity_id.in_(sa.select(named.c.id))).limit(method.pool)
-        )
-    if not selects:
-        return []
-    pooled = sa.union_all(*[s.subquery().select() for s in selects]).subquery("pooled")
-    hits = sa.select(pooled.c.id, sa.func.max(pooled.c.rank).label("rank")).group_by(pooled.c.id).cte("hits")
-
-    matched: sa.ColumnElement = sa.literal(0)
-    covered: sa.ColumnElement = sa.literal(0.0)
-    for i, term in enumerate(term_queries):
-        if weights.terms[i] <= 0:
-            continue
-        hit = vector.op("@@")(term)
-        if method.entity_names:
-            hit = sa.or_(hit, name_vector.op("@@")(term))
-        matched = matched + sa.case((hit, 1), else_=0)
-        covered = covered + sa.case((hit, weights.terms[i]), else_=0.0)
-    if method.entity_names:
-        matched = matched + sa.case((exact, 1), else_=0)
-        covered = covered + sa.case((exact, weights.name_bonus), else_=0.0)
-    if not method.coverage:
-        covered = sa.literal(0.0)
-    scored = (
-        sa.select(
-            ent.c.name, ent.c.entity_type, obs.c.content, obs.c.position, obs.c.created_at, obs.c.id,
-            matched.label("matched"), covered.label("covered"), hits.c.rank,
-        )
-        .select_from(hits.join(obs, obs.c.id == hits.c.id).join(ent, ent.c.id == obs.c.entity_id))
-        .subquery("scored")
-    )
-    score = (scored.c.covered + scored.c.rank).label("score")
-    query = sa.select(*scored.c, score).order_by(score.desc(), scored.c.id).limit(fetch)
-    params = {f"c{i}": term for i, term in enumerate(fetching)}
-    return list(connection.execute(query, params))
 
 
 def ranked_sqlite(
@@ -164,4 +96,5 @@ def _sqlite_query(
         f"JOIN {quote(e.name)} e ON e.{ec['id']} = o.{oc['entity_id']}) "
         f"SELECT *, covered + rank / (1.0 + rank) AS score FROM scored ORDER BY score DESC, id LIMIT :limit"
     )
-    return list(connection.execute(sa.text(sql), params))
+    # Straight to the driver (sqlite3 binds :name itself): no SQL compilation per search.
+    return list(connection.exec_driver_sql(sql, params))

@@ -26,7 +26,8 @@ import sqlalchemy as sa
 
 from pao_core.models import MemoryItem
 from pao_postgres.engine import transaction
-from pao_postgres.ranked import quote, ranked_postgres, ranked_sqlite, sqlite_all_terms
+from pao_postgres.postgres_ranked import ranked_postgres
+from pao_postgres.ranked import quote, ranked_sqlite, sqlite_all_terms
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
@@ -100,23 +101,31 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
 
     topic = analyse(query)
     limit = max(1, int(limit))
-    with transaction(store.engine(), deadline) as connection:
-        if method is None:
-            rows = _original(store, connection, topic, limit)
-        elif not topic.terms and not (method.entity_names and topic.names):
-            rows = []
-        else:
-            weights = _weights(store, connection, topic, method)
-            ranked = ranked_sqlite if store.is_sqlite else ranked_postgres
-            rows = _floor(ranked(store, connection, topic, limit * 4, method, weights), topic, method, weights)
+    if method is not None and not (topic.terms or (method.entity_names and topic.names)):
+        return []
+    if method is not None and not store.is_sqlite:
+        # One statement, one round trip; it weighs the terms too, so each row carries
+        # the topic's totals for the floor.
+        rows = ranked_postgres(store, topic, limit * 4, deadline, method)
+        rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+    else:
+        with transaction(store.engine(), deadline) as connection:
+            if method is None:
+                rows = _original(store, connection, topic, limit)
+            else:
+                weights = _weights(store, connection, topic, method)
+                found = ranked_sqlite(store, connection, topic, limit * 4, method, weights)
+                rows = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
     return [make_item(r.name, r.entity_type, r.content, r.position, r.created_at, r.score) for r in rows[:limit]]
 
 
-def _floor(rows: list[Any], topic: Topic, method: Method, weights: Weights) -> list[Any]:
+def _floor(rows: list[Any], method: Method, total: float, useful: int) -> list[Any]:
+    """Keep what covers ``method.floor`` of the topic's ``total`` weight and enough of
+    its ``useful`` (weighed) terms."""
     if not method.coverage:
         return rows
-    required = method.required(sum(1 for weight in weights.terms if weight > 0))
-    least = method.floor * weights.total
+    required = method.required(useful)
+    least = method.floor * total
     kept = [row for row in rows if row.matched >= required and row.covered >= least - 1e-9]
     if kept and method.relative:
         best = max(row.covered for row in kept)
@@ -129,10 +138,7 @@ def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, meth
     count = len(topic.terms)
     if not (method.coverage and method.idf) or count == 0:
         return Weights((1.0,) * count, method.name_bonus)
-    if store.is_sqlite:
-        total, frequencies = _sqlite_frequencies(store, connection, topic.terms, method.df_cap)
-    else:
-        total, frequencies = _postgres_frequencies(store, connection, topic.terms, method.df_cap)
+    total, frequencies = _sqlite_frequencies(store, connection, topic.terms, method.df_cap)
     common = tuple(df >= method.df_cap for df in frequencies)
     # A term in df_cap observations or more says as little as a stop word: weight 0.
     terms = tuple(0.0 if too_common else math.log(1 + total / (df + 1)) for df, too_common in zip(frequencies, common))
@@ -147,56 +153,8 @@ def _sqlite_frequencies(
     counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(len(terms))]
     params: dict[str, Any] = {f"t{i}": fts5_phrase(term) for i, term in enumerate(terms)} | {"cap": cap}
     size = f"(SELECT count(*) FROM {quote(store.tables.observations.name)})"
-    row = connection.execute(sa.text(f"SELECT {size}, {', '.join(counts)}"), params).one()
+    row = connection.exec_driver_sql(f"SELECT {size}, {', '.join(counts)}", params).one()
     return max(1, int(row[0])), [int(df) for df in row[1:]]
-
-
-def _postgres_frequencies(
-    store: LongtermStore, connection: sa.Connection, terms: tuple[str, ...], cap: int
-) -> tuple[int, list[int]]:
-    """Common lexemes come from ANALYZE's statistics (no scan); only the rest are counted."""
-    t = store.tables
-    table = _compiled(connection, t.observations)
-    config = f"'{store.options.language}'::regconfig"
-    params: dict[str, Any] = {f"t{i}": term for i, term in enumerate(terms)}
-    params |= {"table_name": table, "table": t.observations.name, "schema": store.options.schema or None}
-    params["column"] = t.observations.c.search_vector.name if "search_vector" in t.observations.c else ""
-    lexemes = ", ".join(f"tsvector_to_array(to_tsvector({config}, :t{i}))" for i in range(len(terms)))
-    row = connection.execute(
-        sa.text(
-            f"SELECT (SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) END "
-            f"FROM pg_class c WHERE c.oid = CAST(:table_name AS regclass)), "
-            f"(SELECT most_common_elems::text::text[] FROM pg_stats WHERE schemaname = coalesce(:schema, current_schema()) "
-            f"AND tablename = :table AND attname = :column), "
-            f"(SELECT most_common_elem_freqs FROM pg_stats WHERE schemaname = coalesce(:schema, current_schema()) "
-            f"AND tablename = :table AND attname = :column), {lexemes}"
-        ),
-        params,
-    ).one()
-    total = max(1, int(row[0]))
-    known = dict(zip(row[1] or [], row[2] or []))
-    frequencies: list[int | None] = []
-    for term_lexemes in row[3:]:
-        shares = [known.get(lexeme) for lexeme in term_lexemes or []]
-        # All lexemes among the most common: a phrase is at most as frequent as its rarest word.
-        frequencies.append(int(min(shares) * total) if shares and None not in shares else None)
-    unknown = [i for i, df in enumerate(frequencies) if df is None]
-    if unknown:
-        vector = _compiled(connection, t.search_vector("postgresql"))
-        counts = [
-            f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {vector} @@ plainto_tsquery({config}, :t{i}) LIMIT :cap) s)"
-            for i in unknown
-        ]
-        counted = connection.execute(sa.text(f"SELECT {', '.join(counts)}"), params | {"cap": cap}).one()
-        for i, df in zip(unknown, counted):
-            frequencies[i] = int(df)
-    return total, [int(df or 0) for df in frequencies]
-
-
-def _compiled(connection: sa.Connection, element: Any) -> str:
-    if isinstance(element, sa.Table):
-        return connection.dialect.identifier_preparer.format_table(element)
-    return str(element.compile(dialect=connection.dialect))
 
 
 # -- original mode ---------------------------------------------------------------

@@ -101,11 +101,14 @@ def _postgres_indexes(tables: Tables) -> None:
         postgresql_ops={content.name: "gin_trgm_ops", content.key: "gin_trgm_ops"},
     )
     ent = tables.options.entities
-    sa.Index(
+    names = sa.Index(
         f"{ent.table}_{ent.name}_tsv_gin",
         sa.func.to_tsvector(tables.regconfig(), tables.entities.c.name),
         postgresql_using="gin",
     )
+    # Attached by hand: the regconfig literal reads as a table-less column, so SQLAlchemy
+    # would wait for it to join a table and never attach (nor create) the index.
+    tables.entities.append_constraint(names)
 
 
 def create_schema(connection: sa.Connection, tables: Tables) -> None:

@@ -99,8 +99,8 @@ class ThrowawayCluster:
             cluster._initdb()
             cluster._pg_ctl("start", "-t", str(int(timeout)))
             cluster._create_database()
-        except Exception:
-            cluster._remove()
+        except BaseException:  # Ctrl-C included: a half-started server is stopped too
+            cluster.stop()
             raise
         return cluster
 
@@ -206,6 +206,17 @@ def postgres_url(environ: dict[str, str] | None = None) -> Iterator[str]:
         yield cluster.url
     finally:
         cluster.stop()
+
+
+def interrupt_on_sigterm() -> None:
+    """Turn SIGTERM into KeyboardInterrupt, so ``finally`` blocks (and :meth:`ThrowawayCluster.stop`)
+    run when a bench or script is killed politely."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def wait_for_port(port: int, timeout: float = 10.0) -> bool:

@@ -132,3 +132,32 @@ def test_hooks_module_imports_nothing_heavy() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_blocked_search_stops_at_its_deadline_and_the_pool_recovers(postgres_server_url: str, tmp_path: Path) -> None:
+    """The server cancels a search at the deadline (its statement_timeout travels with it),
+    and the pooled connection serves the next search."""
+    import psycopg
+
+    from pao_postgres.engine import LongtermError
+
+    schema = "blocked_" + str(free_port())
+    store = backend(postgres_server_url, tmp_path, schema=schema)
+    store.store.add("Gus", "notarization fails on the release build")
+    try:
+        with psycopg.connect(postgres_server_url) as locker:
+            locker.execute(f"LOCK TABLE {schema}.observations IN ACCESS EXCLUSIVE MODE")
+            release = threading.Timer(5.0, locker.close)  # an unbounded search fails, not hangs
+            release.start()
+            started = time.monotonic()
+            try:
+                with pytest.raises(LongtermError, match="deadline"):
+                    store.search("notarization release build", 5, time.monotonic() + 0.5)
+            finally:
+                release.cancel()
+            assert time.monotonic() - started < 0.5 + 0.5
+        found = store.search("notarization release build", 5, time.monotonic() + 5)
+        assert [item.id for item in found] == ["obs:Gus#0"]
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

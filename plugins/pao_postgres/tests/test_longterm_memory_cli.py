@@ -97,6 +97,29 @@ def test_init_is_idempotent(longterm: Longterm) -> None:
     assert stats["observations"] == 0
 
 
+def test_init_creates_the_search_indexes(longterm: Longterm) -> None:
+    code, _, err = longterm.pao("memory", "init")
+    assert code == 0, err
+    if longterm.url:
+        import psycopg
+
+        with psycopg.connect(longterm.url, connect_timeout=10) as connection:
+            rows = connection.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (longterm.schema,)
+            ).fetchall()
+        definitions = {name: definition for name, definition in rows}
+        assert "USING gin (search_vector)" in definitions["observations_search_vector_gin"]
+        assert "gin_trgm_ops" in definitions["observations_content_trgm"]
+        # Entity-name matches of a topic are index lookups, not a to_tsvector of every name.
+        assert "USING gin (to_tsvector('english'::regconfig, name))" in definitions["entities_name_tsv_gin"]
+    else:
+        import sqlite3
+
+        with sqlite3.connect(longterm.home / "longterm.sqlite3") as connection:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        assert {"observations_fts", "observations_fts_ai", "observations_fts_ad"} <= names
+
+
 def test_malformed_line_names_its_number_and_imports_nothing(longterm: Longterm, tmp_path: Path) -> None:
     longterm.pao("memory", "init")
     bad = tmp_path / "bad.jsonl"
