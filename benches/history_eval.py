@@ -27,7 +27,8 @@ import attrs
 from pao_historyworker.index import connect, index_transcripts
 from pao_historyworker.search import Tuning, search
 
-DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_EVAL = next((p for p in (REPO / "tests" / "data" / "eval", REPO.parent / "shared" / "eval") if p.is_dir()), REPO)
 
 
 def load(eval_dir: Path, split: str) -> tuple[list[dict], dict[str, dict]]:

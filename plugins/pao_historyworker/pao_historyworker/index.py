@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS exchanges (
     uuids TEXT NOT NULL, prompt TEXT NOT NULL, reply TEXT NOT NULL, tools TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS exchanges_file ON exchanges(file, start_offset);
+CREATE INDEX IF NOT EXISTS exchanges_session ON exchanges(session_id, start_offset);
 CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_fts USING fts5(prompt, reply, tools, context, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_vocab USING fts5vocab(exchanges_fts, 'row');
 """
@@ -183,6 +184,8 @@ def index_transcripts(conn: sqlite3.Connection, root: Path) -> IndexReport:
         lines += result.lines
         malformed += result.malformed
     removed = _prune(conn, root, present)
+    with conn:  # searches read the count from here: count(*) scans the whole table
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('exchanges', (SELECT count(*) FROM exchanges))")
     return IndexReport(seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3))
 
 

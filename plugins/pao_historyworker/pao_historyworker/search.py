@@ -50,9 +50,11 @@ class Tuning:
 
     min_coverage: float = 0.35
     relative_floor: float = 0.3
-    candidates: int = 200
+    candidates: int = 50
     session_weight: float = 0.5
     coverage_power: float = 2.0
+    common_share: float = 0.2
+    """Words found in more than this share of all exchanges are dropped from the query."""
     """Hits are ranked by bm25 x coverage ** this: a hit with the topic's rare words beats
     one that repeats a common word often."""
     """Siblings of a hit (the other exchanges of its session) rank after the hits at
@@ -100,24 +102,31 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
     terms = sorted(set(stems.values()))
     if not terms:
         return []
-    total = conn.execute("SELECT count(*) FROM exchanges").fetchone()[0]
+    counted = conn.execute("SELECT value FROM meta WHERE key = 'exchanges'").fetchone()
+    total = int(counted[0]) if counted else 0
     marks = ",".join("?" * len(terms))
     df = dict(conn.execute(f"SELECT term, doc FROM exchanges_vocab WHERE term IN ({marks})", terms).fetchall())
+    total = max([total, 1, *df.values()])
+    # a word in most exchanges says little and costs the most to rank: a stop word of this corpus
+    specific = [term for term in terms if df.get(term, 0) <= tuning.common_share * total]
+    terms = specific or terms
     idf = {term: _idf(total, df.get(term, 0)) for term in terms}
     match = " OR ".join(_phrase(term) for term in terms)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    marked = ", ".join(f"highlight(exchanges_fts, {column}, char(1), char(2))" for column in range(len(BM25_WEIGHTS)))
+    # ORDER BY rank lets FTS5 sort internally, so highlight() runs for the returned rows only
     rows = conn.execute(
-        f"SELECT rowid, -bm25(exchanges_fts, {weights}) AS score FROM exchanges_fts"
-        " WHERE exchanges_fts MATCH ? ORDER BY bm25(exchanges_fts, " + weights + ") LIMIT ?",
+        f"SELECT rowid, -rank, {marked} FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rank MATCH 'bm25({weights})'"
+        " ORDER BY rank LIMIT ?",
         (match, tuning.candidates),
     ).fetchall()
     if not rows:
         return []
-    scores = dict(rows)
-    matched = _matched_terms(conn, terms, list(scores))
+    scores = {row[0]: row[1] for row in rows}
+    matched = _matched_terms(conn, {row[0]: row[2:] for row in rows}, stems)
     whole = sum(idf.values())
     coverage = {rowid: sum(idf[t] for t in matched.get(rowid, ())) / whole for rowid in scores}
-    ranked = sorted(((rowid, score * coverage[rowid] ** tuning.coverage_power) for rowid, score in rows), key=lambda r: -r[1])
+    ranked = sorted(((rowid, score * coverage[rowid] ** tuning.coverage_power) for rowid, score in scores.items()), key=lambda r: -r[1])
     best = ranked[0][1]
     kept = [
         (rowid, score)
@@ -156,17 +165,19 @@ def _with_session_siblings(
     return kept + extra
 
 
-def _matched_terms(conn: sqlite3.Connection, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, set[str]]:
-    """Which of ``terms`` each candidate row contains."""
-    found: dict[int, set[str]] = {}
-    ids = json.dumps(list(rowids))
-    for term in terms:
-        for (rowid,) in conn.execute(
-            "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-            (_phrase(term), ids),
-        ):
-            found.setdefault(rowid, set()).add(term)
-    return found
+_MARKED = re.compile("\x01([^\x02]*)\x02")
+
+
+def _matched_terms(conn: sqlite3.Connection, highlighted: dict[int, Sequence[str]], stems: dict[str, str]) -> dict[int, set[str]]:
+    """Which query terms each candidate contains, read from FTS5's own highlighting."""
+    tokens = {
+        rowid: {token.lower() for text in texts if text for token in _MARKED.findall(text)}
+        for rowid, texts in highlighted.items()
+    }
+    unknown = sorted({token for found in tokens.values() for token in found} - set(stems))
+    known = {**stems, **(_stems(conn, unknown) if unknown else {})}
+    wanted = set(stems.values())
+    return {rowid: {known[t] for t in found if known.get(t) in wanted} for rowid, found in tokens.items()}
 
 
 SNIPPET_PROMPT = 300

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import sqlite3
 import threading
 import uuid
 from http import HTTPStatus
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from pao_historyworker import protocol as wire
-from pao_historyworker.backend import local_index
 
 ENDPOINT = "/rpc"
 MAX_REQUEST_BYTES = 64 * 1024
@@ -44,6 +44,16 @@ class HistoryServer(ThreadingHTTPServer):
         self.token = token
         self.sessions: set[str] = set()
         self.sessions_lock = threading.Lock()
+        self._local = threading.local()
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the index (one per client connection: keep-alive reuses it)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            from pao_historyworker.index import connect
+
+            conn = self._local.conn = connect(self.index)
+        return conn
 
     @property
     def url(self) -> str:
@@ -72,6 +82,7 @@ class HistoryHandler(BaseHTTPRequestHandler):
     server: HistoryServer
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the first stdout line belongs to PAO_HISTORY_URL
@@ -179,15 +190,13 @@ class HistoryHandler(BaseHTTPRequestHandler):
             raise RequestFailed(wire.INVALID_PARAMS, "query must be a non-empty string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= wire.MAX_LIMIT:
             raise RequestFailed(wire.INVALID_PARAMS, f"limit must be an integer from 1 to {wire.MAX_LIMIT}")
-        with local_index(self.server.index) as conn:
-            items = search(conn, query, limit)
+        items = search(self.server.connection(), query, limit)
         return {"items": [wire.item_to_wire(item) for item in items]}
 
     def _stats(self) -> dict[str, Any]:
         from pao_historyworker.index import stats
 
-        with local_index(self.server.index) as conn:
-            return stats(conn, self.server.index)
+        return stats(self.server.connection(), self.server.index)
 
     def _send(self, status: HTTPStatus, body: dict[str, Any] | None, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode() if body is not None else b""

@@ -71,8 +71,7 @@ class FaultyHandler(BaseHTTPRequestHandler):
         if fault == "wrong-shape":
             return self._json({"jsonrpc": "2.0", "id": body["id"], "result": {"items": [{"id": 7}]}})
         if fault == "huge":
-            filler = {"jsonrpc": "2.0", "id": body["id"], "result": {"items": [ITEM] * 40000}}
-            return self._json(filler)
+            return self._json({"jsonrpc": "2.0", "id": body["id"], "result": {"items": [ITEM] * 1000}})  # ~300 KB
         if fault == "slow":
             time.sleep(DEADLINE * 4)
             return self._json(answer)

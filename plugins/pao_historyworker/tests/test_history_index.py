@@ -7,7 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from conftest import pao, pao_json
+import pytest
+from history_support import pao, pao_json
 
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
@@ -42,6 +43,7 @@ def line(kind: str, uuid: str, content, *, session: str = SESSION, parent: str |
     )
 
 
+@pytest.mark.hook("pao_add_commands")
 def test_index_and_stats_count_the_eval_corpus(env, indexed):
     counts = pao_json(env, "history", "stats")
     assert counts["files"] == 46
@@ -54,6 +56,7 @@ def test_index_and_stats_count_the_eval_corpus(env, indexed):
     assert again["files_seen"] == 46 and again["files_read"] == 0 and again["exchanges_added"] == 0
 
 
+@pytest.mark.hook("pao_memory_backends")
 def test_an_exchange_maps_to_a_memory_item(env, indexed):
     items = search("Switchboard keeps returning E_NOPANE")
     assert items, "a proper-noun topic from the corpus must match"

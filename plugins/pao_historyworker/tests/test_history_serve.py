@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from conftest import pao, pao_json
+from history_support import pao, pao_json
 
 from pao_historyworker.backend import HistoryBackend
 from pao_historyworker.options import HistoryOptions
