@@ -102,6 +102,15 @@ def _is_stale(owner: dict[str, Any] | None, lock_path: Path, grace: float) -> bo
     return not _pid_alive(int(owner.get("pid", 0)))
 
 
+def lock_owner(lock_path: str | os.PathLike[str], *, grace: float = 2.0) -> tuple[dict[str, Any], bool] | None:
+    """Who holds a :func:`pid_lock` file and whether it is stale; ``None`` when it is free."""
+    path = Path(lock_path)
+    owner = _read_owner(path)
+    if owner is None:
+        return None
+    return owner, _is_stale(owner, path, grace)
+
+
 @contextlib.contextmanager
 def pid_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0, grace: float = 2.0) -> Iterator[None]:
     """Hold ``lock_path``, a file created with ``O_CREAT|O_EXCL`` holding pid, host and time.

@@ -174,6 +174,12 @@ class ClaudeCode:
     def known_versions(self) -> tuple[str, ...]:
         return KNOWN_VERSIONS
 
+    def state_files(self) -> list[tuple[str, str | None]]:
+        """``~/.claude.json`` and ``~/.claude/settings.json`` (what the pre-seed edits), each with its problem."""
+        from pao_core.hosts.common import state_files
+
+        return state_files([claude_trust.claude_config_path(self.home), claude_trust.claude_settings_path(self.home)])
+
     def detector(self) -> ClaudeCodeScreens:
         footer = "bypass permissions on" if self.options.permission_mode == "bypassPermissions" else ""
         return ClaudeCodeScreens(footer=footer)

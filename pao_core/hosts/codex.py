@@ -26,6 +26,7 @@ from pao_core.hosts.common import (
     nudge_text,
     resolve_executable,
     session_started,
+    state_files,
 )
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
@@ -92,6 +93,9 @@ class CodexHost:
 
     def known_versions(self) -> tuple[str, ...]:
         return KNOWN_VERSIONS
+
+    def state_files(self) -> list[tuple[str, str | None]]:
+        return state_files([codex_home() / "config.toml"])
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: a sign-in or a model provider whose key is in the environment."""

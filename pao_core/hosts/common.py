@@ -97,3 +97,31 @@ def earliest_since(sessions: Iterable[tuple[dt.datetime, str]], since: dt.dateti
     floor = since - CLOCK_SLACK
     chosen = min(((started, sid) for started, sid in sessions if started >= floor), default=None)
     return chosen[1] if chosen else None
+
+
+def parse_problem(path: Path) -> str | None:
+    """Why pao could not edit ``path`` (a JSON object or TOML file), or ``None``; a missing file is fine."""
+    import tomllib
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot be read ({exc})"
+    if path.suffix == ".toml":
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            return f"is not valid TOML ({exc})"
+        return None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        return f"is not valid JSON ({exc})"
+    return None if isinstance(data, dict) else f"holds a JSON {type(data).__name__}, not an object"
+
+
+def state_files(paths: Iterable[Path]) -> list[tuple[str, str | None]]:
+    """Each file a host's pre-seed edits, with the reason it cannot be edited (``None``: it can)."""
+    return [(str(path), parse_problem(path)) for path in paths]

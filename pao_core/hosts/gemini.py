@@ -28,6 +28,7 @@ from pao_core.hosts.common import (
     nudge_text,
     resolve_executable,
     session_started,
+    state_files,
 )
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
@@ -101,6 +102,9 @@ class GeminiHost:
 
     def known_versions(self) -> tuple[str, ...]:
         return KNOWN_VERSIONS
+
+    def state_files(self) -> list[tuple[str, str | None]]:
+        return state_files([gemini_dir() / "settings.json", gemini_dir() / "trustedFolders.json"])
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: an API key for API-key sign-in (pao's default choice)."""
