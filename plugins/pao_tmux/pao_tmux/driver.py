@@ -99,7 +99,9 @@ class TmuxDriver:
         launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
         # remain-on-exit in the same command queue as the window's birth: an agent that
         # dies at once still leaves its last screen behind for pao to report.
-        window_args = ["-n", name, "-c", folder, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
+        # tmux expands #{...} formats in -c: a folder named "a#{S}" would start elsewhere
+        start_dir = folder.replace("#", "##")
+        window_args = ["-n", name, "-c", start_dir, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
         server = self._server()
         try:
