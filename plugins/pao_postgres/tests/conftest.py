@@ -8,23 +8,17 @@ PAO_HOME, HOME and config file, and on PostgreSQL its own schema.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import uuid
 from pathlib import Path
 from typing import Iterator
 
-import attrs
 import pytest
 
 from pao_core.plugins import reset_plugins
 from pao_postgres.engine import dispose_all
 from pao_postgres.testing import postgres_url
 
-EVAL_MEMORY = Path(__file__).resolve().parents[3] / "shared" / "eval" / "memory.jsonl"
-if not EVAL_MEMORY.exists():  # CI clones the repository beside a copy of shared/
-    EVAL_MEMORY = Path(__file__).resolve().parents[4] / "shared" / "eval" / "memory.jsonl"
+from longterm_support import Longterm
 
 
 @pytest.fixture(scope="session")
@@ -33,38 +27,6 @@ def postgres_server_url() -> Iterator[str]:
     with postgres_url() as url:
         yield url
     dispose_all()
-
-
-@attrs.define
-class Longterm:
-    """One isolated pao environment whose longterm store is ``dialect``."""
-
-    dialect: str
-    home: Path
-    config_file: Path
-    url: str | None
-    schema: str | None
-
-    def configure(self, extra: str = "") -> None:
-        lines = ["[backends.longterm]"]
-        if self.url:
-            lines.append(f'url = "{self.url}"')
-            lines.append(f'schema = "{self.schema}"')
-        self.config_file.write_text("\n".join(lines) + "\n" + extra)
-
-    def pao(self, *argv: str) -> tuple[int, str, str]:
-        """Run ``pao ARGV`` in this process; return (exit code, stdout, stderr)."""
-        from pao_core.cli import main
-
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-        return code, out.getvalue(), err.getvalue()
-
-    def pao_json(self, *argv: str) -> object:
-        code, out, err = self.pao(*argv, "--json")
-        assert code == 0, err
-        return json.loads(out)
 
 
 @pytest.fixture

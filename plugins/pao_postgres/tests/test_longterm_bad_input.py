@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import Longterm
+from longterm_support import Longterm
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.options import MODES, LongtermOptions
 

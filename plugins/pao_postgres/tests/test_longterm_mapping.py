@@ -6,7 +6,7 @@ import sqlite3
 
 import psycopg
 
-from conftest import Longterm
+from longterm_support import Longterm
 
 MAPPING = """
 [backends.longterm.entities]
