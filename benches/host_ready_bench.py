@@ -32,6 +32,8 @@ def one_start(host: str, run: int) -> float:
     from pao_core.testing.hostrun import HostTmux, watch
 
     case = CASES[host]
+    if case.binary is None or not case.binary.exists():
+        raise SystemExit(f"{host}: the pinned CLI is not installed ({case.binary}); scripts/setup --test installs it")
     base = Path(tempfile.mkdtemp(prefix=f"pao-bench-{host}-"))
     home, folder = base / "home", base / "project"
     home.mkdir()

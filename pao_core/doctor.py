@@ -136,7 +136,8 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     gaps_of = getattr(host, "consent_gaps", None)
     gaps = gaps_of(environ) if callable(gaps_of) else []
     for gap in gaps:
-        checks.append(Check("host-consent", host.name, needed, f"{host.name}: {gap}", "do it once yourself; pao never answers for you"))
+        checks.append(Check("host-consent", host.name, needed, f"{host.name}: {gap}",
+                            "do it once yourself; pao never answers for you"))
     return checks
 
 
@@ -169,8 +170,12 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
     except Exception as exc:
         reason = f"availability check failed: {one_line(exc)}"
     if reason:
-        fix = f"make it available, or set [spawn] terminal in the config" if default else f"nothing, unless you use --terminal {driver.name}"
-        return Check("terminal", driver.name, "fail" if default else "warn", f"{driver.name} ({use}): not available: {reason}", fix)
+        if default:
+            fix = "make it available, or set [spawn] terminal in the config"
+        else:
+            fix = f"nothing, unless you use --terminal {driver.name}"
+        line = f"{driver.name} ({use}): not available: {reason}"
+        return Check("terminal", driver.name, "fail" if default else "warn", line, fix)
     version_of = getattr(driver, "version", None)
     version = None
     if callable(version_of):
@@ -220,7 +225,8 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
 
 
 def _not_created(name: str, missing: Sequence[str], says: str) -> Check:
-    return Check("store", f"{name}:{missing[0]}", "warn", f"{name}: embedded store {', '.join(missing)} does not exist yet",
+    line = f"{name}: embedded store {', '.join(missing)} does not exist yet"
+    return Check("store", f"{name}:{missing[0]}", "warn", line,
                  f"the backend says: {says}")
 
 
@@ -259,7 +265,8 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
             checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {one_line(exc)}"))
             continue
         if not alive:
-            checks.append(Check("agent", record.name, "warn", f"agent {record.name} ({record.folder}): its process is gone",
+            line = f"agent {record.name} ({record.folder}): its process is gone"
+            checks.append(Check("agent", record.name, "warn", line,
                                 f"`pao resume {record.name}` relaunches it, `pao kill {record.name}` forgets it"))
     return checks
 
@@ -337,7 +344,8 @@ def _missing_defaults(config: PaoConfig, checks: Sequence[Check]) -> list[Check]
     found = {(check.area, check.name) for check in checks}
     missing = []
     if ("host", config.spawn.host) not in found:
-        missing.append(Check("host", config.spawn.host, "fail", f"default host {config.spawn.host!r}: no plugin provides it",
+        line = f"default host {config.spawn.host!r}: no plugin provides it"
+        missing.append(Check("host", config.spawn.host, "fail", line,
                              "install its plugin, or set [spawn] host in the config"))
     if ("terminal", config.spawn.terminal) not in found:
         missing.append(Check("terminal", config.spawn.terminal, "fail",

@@ -117,7 +117,8 @@ def resolve_folder(folder: str, *, cwd: str | None = None) -> str:
 def check_name(name: str) -> str:
     if not NAME_PATTERN.match(name):
         raise ValidationError(
-            f"agent name {shown(name)} is not allowed: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+            f"agent name {shown(name)} is not allowed: "
+            "use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
     return name
 

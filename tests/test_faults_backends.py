@@ -39,7 +39,8 @@ def brief(capsys: pytest.CaptureFixture[str]) -> tuple[dict, float]:
     return json.loads(out), elapsed
 
 
-def assert_other_store_survives(report: dict, elapsed: float, *, failed: str, survivor: str, status: str = "error") -> None:
+def assert_other_store_survives(report: dict, elapsed: float, *, failed: str, survivor: str,
+                                status: str = "error") -> None:
     backends = report["backends"]
     assert backends[failed]["status"] == status, backends
     assert backends[failed]["error"] and "\n" not in backends[failed]["error"]

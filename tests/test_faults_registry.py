@@ -38,7 +38,8 @@ def _worker(home: str, worker: int, journal: str) -> None:
     mine: list[str] = []
     done: list[list] = []
     for op in range(OPERATIONS):
-        kind = rng.choice(["add", "derived", "update", "update", "remove", "read"]) if mine else rng.choice(["add", "derived"])
+        choices = ["add", "derived", "update", "update", "remove", "read"] if mine else ["add", "derived"]
+        kind = rng.choice(choices)
         if kind == "add":
             name = f"w{worker}-{op}"
             registry.add(_record(name, worker))

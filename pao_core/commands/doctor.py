@@ -12,9 +12,10 @@ MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
-    parser = subparsers.add_parser("doctor", help="check what the next spawn needs and say what to do about each problem")
+    parser = subparsers.add_parser("doctor", help="check what the next spawn needs; say what to do about each problem")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--query", default=None, metavar="TEXT", help="the test query sent to each backend (default: test)")
+    parser.add_argument("--query", default=None, metavar="TEXT",
+                        help="the test query sent to each memory store (default: test)")
     parser.set_defaults(func=run_doctor)
 
 
