@@ -162,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             url = server.stdout.readline().strip().split("=", 1)[1]
+            ping = HistoryBackend(HistoryOptions(url=url), home=home).client
+            pings = timed(lambda q: ping.call("ping", {}, time.monotonic() + 10), queries)
+            results["ping_round_trip_p50_ms"] = round(statistics.median(pings), 2)
             for protocol in ("jsonrpc", "mcp"):
                 backend = HistoryBackend(HistoryOptions(url=url, protocol=protocol), home=home)
                 remote = timed(lambda q: backend.search(q, 10, time.monotonic() + 10), queries)

@@ -274,7 +274,7 @@ def test_an_agent_that_never_gets_ready_costs_its_timeout(pao: Pao, monkeypatch:
     started = time.monotonic()
     code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")))
     assert code != 0
-    assert time.monotonic() - started < 1.0 + 3  # the deadline, plus start-up and clean-up
+    assert time.monotonic() - started < 1.0 + 10  # the deadline, plus start-up and clean-up on a loaded machine
     assert err.strip().splitlines()[-1] == (
         "pao: slow was not ready after 1 s (screen: unknown; last line: starting fake agent…)"
     )

@@ -41,28 +41,29 @@ def _options(config: PaoConfig) -> HistoryOptions:
     return config.options("backends", "history", HistoryOptions)
 
 
-def _index_error(exc: Exception) -> PaoError:
-    return PaoError(str(exc))
-
-
 def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
 
-    from pao_historyworker.index import IndexError_, connect, index_transcripts
+    from pao_historyworker.index import HistoryIndexError, connect, index_transcripts
 
     options = _options(config)
     root = Path(args.folder).expanduser() if args.folder else options.transcripts_path()
-    if not root.exists():
+    if not root.exists() and args.folder:
         raise PaoError(f"{root}: no such transcripts folder")
     path = options.index_path(config.home)
     try:
         conn = connect(path, create=True)
-    except (IndexError_, OSError) as exc:
+    except (HistoryIndexError, OSError) as exc:
         raise PaoError(f"cannot open history index {path}: {exc}") from None
+    if not root.exists():
+        # A new user with no transcripts yet gets an empty index, so `pao brief` works.
+        conn.close()
+        print(f"no transcripts in {root} yet: the history index {path} is empty")
+        return 0
     try:
         report = index_transcripts(conn, root)
-    except IndexError_ as exc:
-        raise _index_error(exc) from None
+    except HistoryIndexError as exc:
+        raise PaoError(str(exc)) from None
     finally:
         conn.close()
     if args.json:
@@ -78,13 +79,13 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
 
-    from pao_historyworker.index import IndexError_, connect, stats
+    from pao_historyworker.index import HistoryIndexError, connect, stats
 
     path = _options(config).index_path(config.home)
     try:
         conn = connect(path)
-    except IndexError_ as exc:
-        raise _index_error(exc) from None
+    except HistoryIndexError as exc:
+        raise PaoError(str(exc)) from None
     try:
         counts = stats(conn, path)
     finally:
@@ -100,14 +101,14 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
     import os
 
-    from pao_historyworker.index import IndexError_, connect
+    from pao_historyworker.index import HistoryIndexError, connect
     from pao_historyworker.server import make_server
 
     path = _options(config).index_path(config.home)
     try:
         connect(path).close()
-    except IndexError_ as exc:
-        raise _index_error(exc) from None
+    except HistoryIndexError as exc:
+        raise PaoError(str(exc)) from None
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
         server = make_server(path, args.host, args.port, token=token)

@@ -42,7 +42,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS exchanges_vocab USING fts5vocab(exchanges_fts
 """
 
 
-class IndexError_(Exception):
+class HistoryIndexError(Exception):
     """The index is missing or unusable (a one-line reason)."""
 
 
@@ -62,20 +62,26 @@ class IndexReport:
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """Open the index (creating it when ``create``), with a busy timeout for concurrent runs."""
     if not create and not path.exists():
-        raise IndexError_(f"no history index at {path}: run 'pao history index' first")
+        raise HistoryIndexError(f"no history index at {path}: run 'pao history index' first")
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    if create:
-        conn.executescript(_SCHEMA)
-        conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        conn.commit()
-    version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-32000")  # 32 MB: a query reads posting lists of several terms
+        conn.execute("PRAGMA mmap_size=268435456")
+        if create:
+            conn.executescript(_SCHEMA)
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            conn.commit()
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise HistoryIndexError(f"{path}: not a usable history index ({exc}); remove it and run 'pao history index'") from None
     if not version or version[0] != SCHEMA_VERSION:
         conn.close()
-        raise IndexError_(f"{path}: not a pao history index of schema {SCHEMA_VERSION}")
+        raise HistoryIndexError(f"{path}: not a pao history index of schema {SCHEMA_VERSION}")
     return conn
 
 
@@ -150,7 +156,7 @@ def index_transcripts(conn: sqlite3.Connection, root: Path) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally)."""
     started = time.monotonic()
     if not root.exists():
-        raise IndexError_(f"{root}: no such folder")
+        raise HistoryIndexError(f"{root}: no such folder")
     known = {row[0]: row for row in conn.execute("SELECT path, size, mtime_ns, inode, consumed, resume, lines, malformed FROM files")}
     seen = read = added = lines = malformed = 0
     present: set[str] = set()

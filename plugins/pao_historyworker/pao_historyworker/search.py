@@ -53,8 +53,10 @@ class Tuning:
     candidates: int = 50
     session_weight: float = 0.5
     coverage_power: float = 2.0
-    common_share: float = 0.2
-    """Words found in more than this share of all exchanges are dropped from the query."""
+    common_share: float = 0.05
+    common_min: int = 500
+    """Words found in more than ``common_share`` of all exchanges (and in more than
+    ``common_min``, so a small history keeps its words) are dropped from the query."""
     """Hits are ranked by bm25 x coverage ** this: a hit with the topic's rare words beats
     one that repeats a common word often."""
     """Siblings of a hit (the other exchanges of its session) rank after the hits at
@@ -108,7 +110,8 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
     df = dict(conn.execute(f"SELECT term, doc FROM exchanges_vocab WHERE term IN ({marks})", terms).fetchall())
     total = max([total, 1, *df.values()])
     # a word in most exchanges says little and costs the most to rank: a stop word of this corpus
-    specific = [term for term in terms if df.get(term, 0) <= tuning.common_share * total]
+    common = max(tuning.common_share * total, tuning.common_min)
+    specific = [term for term in terms if df.get(term, 0) <= common]
     terms = specific or terms
     idf = {term: _idf(total, df.get(term, 0)) for term in terms}
     match = " OR ".join(_phrase(term) for term in terms)

@@ -134,7 +134,7 @@ def assert_direct_failure_within_deadline(history: HistoryBackend) -> None:
     started = time.monotonic()
     with pytest.raises(Exception):
         history.search("anything", 10, started + DEADLINE)
-    assert time.monotonic() - started < DEADLINE + 0.5
+    assert time.monotonic() - started < DEADLINE + 1.0
 
 
 def test_a_good_answer_maps_to_items(faulty):

@@ -170,3 +170,20 @@ def test_bad_input_gives_one_line_and_nonzero_exit(env, tmp_path):
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1 and "no such transcripts folder" in missing.stderr
     no_index = pao(env, "history", "stats", check=False)
     assert no_index.returncode != 0 and no_index.stderr.count("\n") == 1 and "pao history index" in no_index.stderr
+
+
+def test_a_new_user_without_transcripts_gets_an_empty_index(env):
+    first = pao(env, "history", "index")
+    assert "the history index" in first.stdout and "is empty" in first.stdout
+    brief = json.loads(pao(env, "brief", "anything at all", "--json").stdout)
+    assert brief["backends"]["history"] == {**brief["backends"]["history"], "status": "ok", "count": 0}
+
+
+def test_a_damaged_index_is_one_line(env):
+    from pathlib import Path
+
+    index = Path(env["PAO_HOME"]) / "history.sqlite3"
+    index.parent.mkdir(parents=True)
+    index.write_bytes(b"this is not sqlite" * 100)
+    done = pao(env, "history", "stats", check=False)
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a usable history index" in done.stderr

@@ -132,8 +132,15 @@ def transaction(engine: sa.Engine, deadline: float, *, write: bool = False) -> I
                 _sqlite_deadline(connection, deadline)
             else:
                 milliseconds = max(1, math.ceil(remaining(deadline) * 1000))
+                # Searches are index lookups: a sequential scan of a large table is never
+                # the plan we want, whatever a LIMIT makes it look like; and JIT-compiling
+                # a millisecond query costs hundreds of milliseconds.
                 connection.execute(
-                    sa.text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(milliseconds)}
+                    sa.text(
+                        "SELECT set_config('statement_timeout', :ms, true), set_config('enable_seqscan', :seq, true),"
+                        " set_config('jit', 'off', true)"
+                    ),
+                    {"ms": str(milliseconds), "seq": "on" if write else "off"},
                 )
             yield connection
     except sa.exc.SQLAlchemyError as exc:

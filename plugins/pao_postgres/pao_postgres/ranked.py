@@ -31,42 +31,43 @@ def ranked_postgres(
     obs, ent = t.observations, t.entities
     names = topic.names if method.entity_names else ()
     cfg = t.regconfig()
-    fetching, every = weights.candidate_terms(topic.terms)
+    fetching = weights.candidate_terms(topic.terms)
     term_queries = [sa.func.plainto_tsquery(cfg, sa.bindparam(f"t{i}", term)) for i, term in enumerate(topic.terms)]
     fetch_queries = [sa.func.plainto_tsquery(cfg, sa.bindparam(f"c{i}", term)) for i, term in enumerate(fetching)]
-    combine = "&&" if every else "||"
-    parts = [q.label(f"t{i}") for i, q in enumerate(term_queries)]
-    candidates = functools.reduce(lambda a, b: a.op(combine)(b), fetch_queries) if fetch_queries else None
-    parts.append((candidates if candidates is not None else sa.func.to_tsquery("")).label("cand"))
-    q = sa.select(*parts).cte("q")
+    # Inline tsquery expressions (not a CTE): plainto_tsquery(regconfig, text) is
+    # immutable, so the planner folds it and sees the terms when it picks an index.
+    candidates = functools.reduce(lambda a, b: a.op("||")(b), fetch_queries) if fetch_queries else None
     vector = t.search_vector("postgresql")
     name_vector = sa.func.to_tsvector(cfg, ent.c.name)
     exact = sa.func.lower(ent.c.name).in_(names) if names else sa.false()
 
     # Separate index-backed candidate sets (text, entity names), each bounded.
-    rank = sa.func.ts_rank_cd(vector, q.c.cand, 32)
     selects = []
-    if fetch_queries:
+    if candidates is not None:
+        rank = sa.func.ts_rank_cd(vector, candidates, 32)
         selects.append(
-            sa.select(obs.c.id, rank.label("rank")).select_from(obs).join(q, sa.true())
-            .where(vector.op("@@")(q.c.cand)).order_by(rank.desc()).limit(method.pool)
+            sa.select(obs.c.id, rank.label("rank")).where(vector.op("@@")(candidates))
+            .order_by(rank.desc()).limit(method.pool)
         )
-    if method.entity_names:
-        by_name = sa.or_(name_vector.op("@@")(q.c.cand), exact) if fetch_queries else exact
+    if method.entity_names and (names or candidates is not None):
+        by_name = sa.or_(name_vector.op("@@")(candidates), exact) if candidates is not None else exact
+        # Materialised, so the pool's LIMIT cannot talk the planner into walking every
+        # entity in key order instead of using the name indexes.
+        named = sa.select(ent.c.id).where(by_name).cte("named").prefix_with("MATERIALIZED")
         selects.append(
             sa.select(obs.c.id, sa.literal(0.0).label("rank"))
-            .select_from(obs.join(ent, ent.c.id == obs.c.entity_id).join(q, sa.true()))
-            .where(by_name).limit(method.pool)
+            .where(obs.c.entity_id.in_(sa.select(named.c.id))).limit(method.pool)
         )
+    if not selects:
+        return []
     pooled = sa.union_all(*[s.subquery().select() for s in selects]).subquery("pooled")
     hits = sa.select(pooled.c.id, sa.func.max(pooled.c.rank).label("rank")).group_by(pooled.c.id).cte("hits")
 
     matched: sa.ColumnElement = sa.literal(0)
     covered: sa.ColumnElement = sa.literal(0.0)
-    for i in range(len(term_queries)):
+    for i, term in enumerate(term_queries):
         if weights.terms[i] <= 0:
             continue
-        term = q.c[f"t{i}"]
         hit = vector.op("@@")(term)
         if method.entity_names:
             hit = sa.or_(hit, name_vector.op("@@")(term))
@@ -82,7 +83,7 @@ def ranked_postgres(
             ent.c.name, ent.c.entity_type, obs.c.content, obs.c.position, obs.c.created_at, obs.c.id,
             matched.label("matched"), covered.label("covered"), hits.c.rank,
         )
-        .select_from(hits.join(obs, obs.c.id == hits.c.id).join(ent, ent.c.id == obs.c.entity_id).join(q, sa.true()))
+        .select_from(hits.join(obs, obs.c.id == hits.c.id).join(ent, ent.c.id == obs.c.entity_id))
         .subquery("scored")
     )
     score = (scored.c.covered + scored.c.rank).label("score")
@@ -95,8 +96,8 @@ def ranked_sqlite(
     store: LongtermStore, connection: sa.Connection, topic: Topic, fetch: int, method: Method, weights: Weights
 ) -> list[Any]:
     names = topic.names if method.entity_names else ()
-    fetching, every = weights.candidate_terms(topic.terms)
-    match = (" AND " if every else " OR ").join(fts5_phrase(term) for term in fetching) if fetching else None
+    fetching = weights.candidate_terms(topic.terms)
+    match = " OR ".join(fts5_phrase(term) for term in fetching) if fetching else None
     return _sqlite_query(store, connection, match, names, fetch, method=method, weights=weights, terms=topic.terms)
 
 

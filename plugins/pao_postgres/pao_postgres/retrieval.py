@@ -79,15 +79,11 @@ class Weights:
     name_bonus: float
     common: tuple[bool, ...] = ()
 
-    def candidate_terms(self, terms: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
-        """The terms that fetch candidates, and whether all of them must match.
-
-        A term in ``df_cap`` observations or more is too common to fetch candidates
-        by (it still counts for coverage): the rarer terms fetch them, or, when every
-        term is that common, observations matching all terms.
-        """
-        rare = tuple(term for term, common in zip(terms, self.common or (False,) * len(terms)) if not common)
-        return (rare, False) if rare else (terms, True)
+    def candidate_terms(self, terms: tuple[str, ...]) -> tuple[str, ...]:
+        """The terms that fetch candidates: all but those too common to say anything
+        (a term in ``df_cap`` observations or more, like a stop word)."""
+        flags = self.common or (False,) * len(terms)
+        return tuple(term for term, common in zip(terms, flags) if not common)
 
     @property
     def total(self) -> float:
@@ -129,39 +125,72 @@ def _floor(rows: list[Any], topic: Topic, method: Method, weights: Weights) -> l
 
 
 def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, method: Method) -> Weights:
-    """Term rarity from the store itself (capped document counts, one statement)."""
+    """Term rarity from the store itself: ``ln(1 + N / (df + 1))``, 0 for common terms."""
     count = len(topic.terms)
     if not (method.coverage and method.idf) or count == 0:
         return Weights((1.0,) * count, method.name_bonus)
-    params: dict[str, Any] = {"cap": method.df_cap}
-    params.update({f"t{i}": _match_term(store, term) for i, term in enumerate(topic.terms)})
-    t = store.tables
     if store.is_sqlite:
-        fts = quote(t.fts_table)
-        counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(count)]
-        size = f"(SELECT count(*) FROM {quote(t.observations.name)})"
+        total, frequencies = _sqlite_frequencies(store, connection, topic.terms, method.df_cap)
     else:
-        vector = _compiled(connection, t.search_vector("postgresql"))
-        table = _compiled(connection, t.observations)
-        config = f"'{store.options.language}'::regconfig"
-        counts = [
-            f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {vector} @@ plainto_tsquery({config}, :t{i}) LIMIT :cap) s)"
-            for i in range(count)
-        ]
-        # The planner's row estimate (kept by ANALYZE) instead of counting a large table.
-        size = f"(SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) END FROM pg_class c WHERE c.oid = CAST(:table_name AS regclass))"
-        params["table_name"] = table
-    row = connection.execute(sa.text(f"SELECT {size}, {', '.join(counts)}"), params).one()
-    total = max(1, int(row[0]))
-    common = tuple(int(df) >= method.df_cap for df in row[1:])
+        total, frequencies = _postgres_frequencies(store, connection, topic.terms, method.df_cap)
+    common = tuple(df >= method.df_cap for df in frequencies)
     # A term in df_cap observations or more says as little as a stop word: weight 0.
-    terms = tuple(0.0 if rare_not else math.log(1 + total / (int(df) + 1)) for df, rare_not in zip(row[1:], common))
+    terms = tuple(0.0 if too_common else math.log(1 + total / (df + 1)) for df, too_common in zip(frequencies, common))
     useful = [weight for weight in terms if weight > 0]
     return Weights(terms, method.name_bonus * (sum(useful) / len(useful) if useful else 1.0), common)
 
 
-def _match_term(store: LongtermStore, term: str) -> str:
-    return fts5_phrase(term) if store.is_sqlite else term
+def _sqlite_frequencies(
+    store: LongtermStore, connection: sa.Connection, terms: tuple[str, ...], cap: int
+) -> tuple[int, list[int]]:
+    fts = quote(store.tables.fts_table)
+    counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(len(terms))]
+    params: dict[str, Any] = {f"t{i}": fts5_phrase(term) for i, term in enumerate(terms)} | {"cap": cap}
+    size = f"(SELECT count(*) FROM {quote(store.tables.observations.name)})"
+    row = connection.execute(sa.text(f"SELECT {size}, {', '.join(counts)}"), params).one()
+    return max(1, int(row[0])), [int(df) for df in row[1:]]
+
+
+def _postgres_frequencies(
+    store: LongtermStore, connection: sa.Connection, terms: tuple[str, ...], cap: int
+) -> tuple[int, list[int]]:
+    """Common lexemes come from ANALYZE's statistics (no scan); only the rest are counted."""
+    t = store.tables
+    table = _compiled(connection, t.observations)
+    config = f"'{store.options.language}'::regconfig"
+    params: dict[str, Any] = {f"t{i}": term for i, term in enumerate(terms)}
+    params |= {"table_name": table, "table": t.observations.name, "schema": store.options.schema or None}
+    params["column"] = t.observations.c.search_vector.name if "search_vector" in t.observations.c else ""
+    lexemes = ", ".join(f"tsvector_to_array(to_tsvector({config}, :t{i}))" for i in range(len(terms)))
+    row = connection.execute(
+        sa.text(
+            f"SELECT (SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) END "
+            f"FROM pg_class c WHERE c.oid = CAST(:table_name AS regclass)), "
+            f"(SELECT most_common_elems::text::text[] FROM pg_stats WHERE schemaname = coalesce(:schema, current_schema()) "
+            f"AND tablename = :table AND attname = :column), "
+            f"(SELECT most_common_elem_freqs FROM pg_stats WHERE schemaname = coalesce(:schema, current_schema()) "
+            f"AND tablename = :table AND attname = :column), {lexemes}"
+        ),
+        params,
+    ).one()
+    total = max(1, int(row[0]))
+    known = dict(zip(row[1] or [], row[2] or []))
+    frequencies: list[int | None] = []
+    for term_lexemes in row[3:]:
+        shares = [known.get(lexeme) for lexeme in term_lexemes or []]
+        # All lexemes among the most common: a phrase is at most as frequent as its rarest word.
+        frequencies.append(int(min(shares) * total) if shares and None not in shares else None)
+    unknown = [i for i, df in enumerate(frequencies) if df is None]
+    if unknown:
+        vector = _compiled(connection, t.search_vector("postgresql"))
+        counts = [
+            f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {vector} @@ plainto_tsquery({config}, :t{i}) LIMIT :cap) s)"
+            for i in unknown
+        ]
+        counted = connection.execute(sa.text(f"SELECT {', '.join(counts)}"), params | {"cap": cap}).one()
+        for i, df in zip(unknown, counted):
+            frequencies[i] = int(df)
+    return total, [int(df or 0) for df in frequencies]
 
 
 def _compiled(connection: sa.Connection, element: Any) -> str:

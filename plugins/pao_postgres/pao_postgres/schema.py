@@ -98,7 +98,7 @@ def _postgres_indexes(tables: Tables) -> None:
         f"{obs.table}_{obs.content}_trgm",
         content,
         postgresql_using="gin",
-        postgresql_ops={content.name: "gin_trgm_ops"},
+        postgresql_ops={content.name: "gin_trgm_ops", content.key: "gin_trgm_ops"},
     )
     ent = tables.options.entities
     sa.Index(
@@ -115,6 +115,10 @@ def create_schema(connection: sa.Connection, tables: Tables) -> None:
         if tables.options.schema:
             connection.execute(sa.schema.CreateSchema(tables.options.schema, if_not_exists=True))
     tables.metadata.create_all(connection, checkfirst=True)
+    # create_all skips the indexes of a table that already exists: add missing ones.
+    for table in (tables.entities, tables.observations, tables.relations):
+        for index in table.indexes:
+            connection.execute(sa.schema.CreateIndex(index, if_not_exists=True))
     if connection.dialect.name == "sqlite":
         _sqlite_fts(connection, tables)
 

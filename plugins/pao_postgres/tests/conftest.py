@@ -18,7 +18,7 @@ from pao_core.plugins import reset_plugins
 from pao_postgres.engine import dispose_all
 from pao_postgres.testing import postgres_url
 
-from longterm_support import Longterm
+from longterm_helpers import Longterm
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from longterm_support import Longterm
+from longterm_helpers import Longterm
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.options import MODES, LongtermOptions
 
@@ -39,8 +39,8 @@ def backend_for(longterm: Longterm, mode: str) -> LongtermBackend:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_hostile_topics_are_only_text(longterm: Longterm, mode: str) -> None:
-    longterm.pao("memory", "add", "discount", "prices were cut by 50% for the __init__ crowd")
-    longterm.pao("memory", "add", "plain", "nothing special lives here")
+    assert longterm.pao("memory", "add", "discount", "prices were cut by 50% for the __init__ crowd")[0] == 0
+    assert longterm.pao("memory", "add", "plain", "nothing special lives here")[0] == 0
     backend = backend_for(longterm, mode)
     for topic in TOPICS:
         items = backend.search(topic, 10, time.monotonic() + 10)

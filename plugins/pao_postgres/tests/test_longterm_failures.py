@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from longterm_support import EVAL_MEMORY, Longterm
+from longterm_helpers import EVAL_MEMORY, Longterm
 from pao_core.config import load_config
 from pao_core.gather import gather
 from pao_postgres.backend import LongtermBackend

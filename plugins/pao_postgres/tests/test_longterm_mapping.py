@@ -6,7 +6,7 @@ import sqlite3
 
 import psycopg
 
-from longterm_support import Longterm
+from longterm_helpers import Longterm
 
 MAPPING = """
 [backends.longterm.entities]

@@ -6,7 +6,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from longterm_support import EVAL_MEMORY, Longterm
+from longterm_helpers import EVAL_MEMORY, Longterm
 
 
 def first_lines(path: Path) -> dict[str, dict]:
@@ -129,7 +129,7 @@ def test_relation_to_an_unknown_entity_creates_it(longterm: Longterm, tmp_path: 
 
 
 def test_fresh_machine_without_store(pao_env: Path) -> None:
-    from longterm_support import Longterm as Env
+    from longterm_helpers import Longterm as Env
 
     env = Env("sqlite", pao_env / "pao", pao_env / "config.toml", None, None)
     briefing = env.pao_json("brief", "anything at all")

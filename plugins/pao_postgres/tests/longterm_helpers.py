@@ -1,5 +1,4 @@
-"""Helpers of the pao-postgres tests, in a module of their own: ``from conftest import`` would find
-whichever plugin's conftest came first on ``sys.path`` when the whole suite runs."""
+"""Helpers of pao-postgres's tests (a module with a unique name, importable from any test)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import attrs
 EVAL_MEMORY = Path(__file__).resolve().parents[3] / "shared" / "eval" / "memory.jsonl"
 if not EVAL_MEMORY.exists():  # CI clones the repository beside a copy of shared/
     EVAL_MEMORY = Path(__file__).resolve().parents[4] / "shared" / "eval" / "memory.jsonl"
-
 
 
 @attrs.define
