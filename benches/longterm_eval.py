@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality of the longterm backend's search modes on the eval corpus.
 
-Loads ``shared/eval/memory.jsonl`` into a fresh store (embedded SQLite, and a
+Loads ``tests/data/eval/memory.jsonl`` (a copy of the shared corpus) into a fresh store (embedded SQLite, and a
 PostgreSQL server: ``--url`` / ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster),
 runs the queries of one split through every mode, and scores the answers against
 ``labels.jsonl`` (read here for scoring only; pao never reads it). Observation items
@@ -32,7 +32,7 @@ from pao_postgres.options import LongtermOptions
 from pao_postgres.retrieval import METHODS, Method, run_method
 from pao_postgres.store import LongtermStore
 
-DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_EVAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "eval"
 
 # The modes users can pick, then ablations of the default that show what each step adds.
 VARIANTS: dict[str, Method | None] = {

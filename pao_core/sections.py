@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar, Sequence
 
 import attrs
 
@@ -34,14 +34,6 @@ TOPIC_CHARS = 300
 
 def _is_conversation(item: MemoryItem) -> bool:
     return item.kind in CONVERSATION_KINDS
-
-
-def _grouped(items: Iterable[MemoryItem], key) -> dict[tuple, list[MemoryItem]]:  # type: ignore[no-untyped-def]
-    """Items grouped by ``key``, groups in the order of their best item."""
-    groups: dict[tuple, list[MemoryItem]] = {}
-    for item in items:
-        groups.setdefault(key(item), []).append(item)
-    return groups
 
 
 def _quoted(text: str, limit: int, prefix: str = "> - ") -> str:
@@ -100,34 +92,55 @@ class SelfPrimingSection:
         )
 
 
-def _render_groups(items: Sequence[MemoryItem], key, group_lines) -> str | None:  # type: ignore[no-untyped-def]
-    """One block per group of ``items`` (by ``key``), each made by ``group_lines(key, items)``."""
-    if not items:
-        return None
-    return "\n\n".join("\n".join(group_lines(k, group)) for k, group in _grouped(items, key).items())
+@attrs.frozen
+class _GroupedSection:
+    """Items of one sort (conversations or facts) in groups within a store: a heading, then each item quoted.
+
+    Groups come in the order of their best item.
+    """
+
+    item_chars: int = 600
+    conversations: ClassVar[bool]
+
+    def render(self, context: BriefingContext) -> str | None:
+        groups: dict[tuple[str, str], list[MemoryItem]] = {}
+        for item in context.items:
+            if _is_conversation(item) == self.conversations:
+                groups.setdefault((item.backend, self._group_of(item)), []).append(item)
+        blocks = []
+        for (backend, name), group in groups.items():
+            heading, texts = self._group(backend, name, group)
+            blocks.append("\n".join([heading, *(_quoted(text, self.item_chars) for text in texts)]))
+        return "\n\n".join(blocks) or None
+
+    def _group_of(self, item: MemoryItem) -> str:
+        """What the item is grouped by within its store (an entity, a session)."""
+        raise NotImplementedError
+
+    def _group(self, backend: str, name: str, items: list[MemoryItem]) -> tuple[str, list[str]]:
+        """The group's heading and its items' texts."""
+        raise NotImplementedError
 
 
 @attrs.frozen
-class FactsSection:
+class FactsSection(_GroupedSection):
     """Longterm facts grouped by entity; each line shows its date, earlier ones marked."""
 
-    item_chars: int = 600
+    conversations = False
     key: str = "facts"
     title: str = "What memory knows"
     order: int = 20
 
-    def render(self, context: BriefingContext) -> str | None:
-        facts = [item for item in context.items if not _is_conversation(item)]
-        return _render_groups(facts, lambda item: (item.backend, item.title), self._entity)
+    def _group_of(self, item: MemoryItem) -> str:
+        return item.title
 
-    def _entity(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
-        backend, title = key
+    def _group(self, backend: str, title: str, items: list[MemoryItem]) -> tuple[str, list[str]]:
         stored = {_date(item.timestamp) for item in items if text_date(item.text) is None}
         heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
         shared = len(stored) == 1  # one store date for the group: say it once
         if shared:
             heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
-        return [heading] + [_quoted(_fact_when(item, shared) + item.text, self.item_chars) for item in items]
+        return heading, [_fact_when(item, shared) + item.text for item in items]
 
 
 def _fact_when(item: MemoryItem, shared: bool) -> str:
@@ -142,28 +155,25 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
 
 
 @attrs.frozen
-class ConversationsSection:
+class ConversationsSection(_GroupedSection):
     """Past conversations grouped by session, with project and date."""
 
-    item_chars: int = 600
+    conversations = True
     key: str = "conversations"
     title: str = "Related past conversations"
     order: int = 30
 
-    def render(self, context: BriefingContext) -> str | None:
-        talks = [item for item in context.items if _is_conversation(item)]
-        return _render_groups(talks, lambda item: (item.backend, item.meta.get("session_id") or item.title),
-                              self._session)
+    def _group_of(self, item: MemoryItem) -> str:
+        return item.meta.get("session_id") or item.title
 
-    def _session(self, key: tuple[str, str], items: list[MemoryItem]) -> list[str]:
-        backend, session = key
+    def _group(self, backend: str, session: str, items: list[MemoryItem]) -> tuple[str, list[str]]:
         first = items[0]
         project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
         when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
         heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
         if first.meta.get("session_id"):
             heading += f" session {clean_inline(str(session))[:8]}"
-        return [heading] + [_quoted(item.text, self.item_chars) for item in items]
+        return heading, [item.text for item in items]
 
 
 def _names(context: BriefingContext) -> str:

@@ -95,7 +95,7 @@ def test_pao_spawn_primes_the_real_cli(
 
     nudge = ClaudeCode().nudge(SpawnRequest(TOPIC, str(folder), "deploy-tools"), str(folder / "CONTEXT_BRIEFING.md"))
     assert marker not in nudge
-    first = anthropic_stub.wait_for_message(nudge, timeout=30.0, where=lambda request: request.is_conversation)
+    first = anthropic_stub.wait_for_message(nudge, timeout=90.0, where=lambda request: request.is_conversation)
     assert first is not None, f"no request carried the nudge; got {len(anthropic_stub.requests)} requests"
     assert marker in first.first_user_text(), "the briefing was not in the first user message"  # via CLAUDE.md
 

@@ -14,21 +14,19 @@ See ``docs/claude-code.md`` for the risks of each permission mode.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Literal, Mapping
 
 import attrs
 
-from pao_core.errors import ConfigError, PaoError
+from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts import claude_trust
 from pao_core.hosts.claude_screens import ClaudeCodeScreens
+from pao_core.hosts.common import CliProfile, HostOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -40,18 +38,14 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 """Versions whose screens and pre-seed facts pao was measured against (goldens in tests/data/screens)."""
 
 _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_VERSION = re.compile(r"\b(\d+\.\d+\.\d+)\b")
 
 
 @attrs.frozen
-class ClaudeCodeOptions:
-    """The ``[hosts.claude-code]`` table."""
+class ClaudeCodeOptions(HostOptions):
+    """The ``[hosts.claude-code]`` table: the common ``command``, ``args`` and ``env``, and Claude Code's own."""
 
-    command: str | None = None
     permission_mode: PermissionMode = "bypassPermissions"
-    args: list[str] = attrs.field(factory=list)
     mcp_approval: claude_trust.McpApproval = "folder"
-    env: dict[str, str] = attrs.field(factory=dict)
 
 
 def path_key(folder: str) -> str:
@@ -60,8 +54,12 @@ def path_key(folder: str) -> str:
 
 
 @attrs.frozen
-class ClaudeCode:
+class ClaudeCode(CliProfile):
     """Claude Code as pao starts it: command line, context import, trust, nudge, transcripts."""
+
+    program = "claude"
+    install_hint = "install Claude Code (npm install -g @anthropic-ai/claude-code) or set PAO_CLAUDE_COMMAND"
+    versions = KNOWN_VERSIONS
 
     options: ClaudeCodeOptions = ClaudeCodeOptions()
     home: Path | None = None  # the user's HOME (tests point it elsewhere); None: the process's
@@ -72,22 +70,16 @@ class ClaudeCode:
     # -- starting ------------------------------------------------------------------
 
     def executable(self) -> list[str]:
-        """The command that runs Claude Code, without pao's flags."""
-        if self.options.command:
-            try:
-                words = shlex.split(self.options.command)
-            except ValueError as exc:
-                raise ConfigError(f"hosts.claude-code.command: cannot parse {self.options.command!r}: {exc}") from None
-            if not words:
-                raise ConfigError("hosts.claude-code.command: is empty")
-            return words
-        found = shutil.which("claude")
-        if not found:
-            raise PaoError(
-                "Claude Code is not installed (no `claude` on PATH): install it "
-                "(npm install -g @anthropic-ai/claude-code) or set PAO_CLAUDE_COMMAND"
-            )
-        return [found]
+        """The command that runs Claude Code, without pao's flags; a configured one is split like a shell would."""
+        if not self.options.command:
+            return super().executable()
+        try:
+            words = shlex.split(self.options.command)
+        except ValueError as exc:
+            raise ConfigError(f"hosts.claude-code.command: cannot parse {self.options.command!r}: {exc}") from None
+        if not words:
+            raise ConfigError("hosts.claude-code.command: is empty")
+        return words
 
     def permission_args(self) -> list[str]:
         if self.options.permission_mode == "bypassPermissions":
@@ -95,17 +87,13 @@ class ClaudeCode:
         return ["--permission-mode", self.options.permission_mode]
 
     def command(self, request: SpawnRequest) -> list[str]:
-        return [*self.executable(), *self.permission_args(), *self.options.args]
+        return self.launch(*self.permission_args())
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         """``claude --resume <session id>`` with the same flags; ``--continue`` (newest in the folder) if unknown."""
         session = record.session_id or self.session_id(record)
         resume = ["--resume", session] if session else ["--continue"]
-        return [*self.executable(), *resume, *self.permission_args(), *self.options.args]
-
-    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        """Only the configured extras: pao passes its own environment to the agent already."""
-        return dict(self.options.env)
+        return self.launch(*resume, *self.permission_args())
 
     # -- briefing delivery -----------------------------------------------------------
 
@@ -126,6 +114,9 @@ class ClaudeCode:
         if bypass:
             claude_trust.accept_bypass_warning(home=self.home)
         claude_trust.approve_mcp_servers(folder, self.options.mcp_approval)
+
+    def preseed_files(self) -> list[Path]:
+        return [claude_trust.claude_config_path(self.home), claude_trust.claude_settings_path(self.home)]
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must do once before pao can start Claude Code (onboarding, key approval)."""
@@ -159,26 +150,6 @@ class ClaudeCode:
         return newest[1] if newest else None
 
     # -- doctor --------------------------------------------------------------------------
-
-    def version(self, timeout: float = 10.0) -> str | None:
-        """The installed version (``claude --version``), or ``None`` when it cannot be run."""
-        try:
-            result = subprocess.run(
-                [*self.executable(), "--version"], capture_output=True, text=True, timeout=timeout, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired, PaoError):
-            return None
-        match = _VERSION.search(result.stdout)
-        return match.group(1) if match else None
-
-    def known_versions(self) -> tuple[str, ...]:
-        return KNOWN_VERSIONS
-
-    def state_files(self) -> list[tuple[str, str | None]]:
-        """``~/.claude.json`` and ``~/.claude/settings.json`` (what the pre-seed edits), each with its problem."""
-        from pao_core.hosts.common import state_files
-
-        return state_files([claude_trust.claude_config_path(self.home), claude_trust.claude_settings_path(self.home)])
 
     def detector(self) -> ClaudeCodeScreens:
         footer = "bypass permissions on" if self.options.permission_mode == "bypassPermissions" else ""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
 from pao_core.files import LockTimeout, UnreadableJSON, ensure_dir, update_json
+from pao_core.hosts.common import read_settings
 
 McpApproval = Literal["folder", "all", "none"]
 
@@ -166,11 +167,8 @@ def approve_mcp_servers(folder: str, approval: McpApproval, extra: Sequence[str]
 def onboarding_gaps(api_key: str | None, *, home: Path | None = None) -> list[str]:
     """What the user has not consented to yet (pao never writes these): one line each."""
     config_file = claude_config_path(home)
-    try:
-        data = json.loads(config_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        data = {}
-    except (ValueError, UnicodeDecodeError):
+    data, problem = read_settings(config_file)
+    if problem is not None:
         return [f"{config_file} is not valid JSON; fix or move it"]
     gaps = []
     if not isinstance(data, dict) or not data.get("hasCompletedOnboarding"):

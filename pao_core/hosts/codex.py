@@ -17,17 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import attrs
 
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts.common import (
-    HostOptions,
-    cli_version,
-    earliest_since,
-    embedded_block,
-    first_json_line,
-    nudge_text,
-    resolve_executable,
-    session_started,
-    state_files,
-)
+from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
 if TYPE_CHECKING:
@@ -54,8 +44,12 @@ def codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 
 @attrs.define
-class CodexHost:
+class CodexHost(CliProfile):
     """``pao_core.contracts.HostAgent`` for Codex CLI."""
+
+    program = "codex"
+    install_hint = INSTALL_HINT
+    versions = KNOWN_VERSIONS
 
     options: HostOptions = HostOptions()
     budget_chars: int = 6000
@@ -63,16 +57,8 @@ class CodexHost:
     context_file: str = "AGENTS.md"
     submit_key: str = "Enter"
 
-    @property
-    def executable(self) -> str:
-        return resolve_executable(self.options, "codex", INSTALL_HINT)
-
     def command(self, request: SpawnRequest) -> list[str]:
-        return [self.executable, *UNATTENDED, *self.options.args]
-
-    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        """Only the configured extras: the agent inherits pao's own environment already."""
-        return dict(self.options.env)
+        return self.launch(*UNATTENDED)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return embedded_block(briefing_file, briefing_markdown, self.budget_chars)
@@ -85,17 +71,8 @@ class CodexHost:
         home = ensure_dir(codex_home())
         update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
 
-    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
-        return nudge_text(request, briefing_file)
-
-    def version(self) -> str | None:
-        return cli_version(self.executable)
-
-    def known_versions(self) -> tuple[str, ...]:
-        return KNOWN_VERSIONS
-
-    def state_files(self) -> list[tuple[str, str | None]]:
-        return state_files([codex_home() / "config.toml"])
+    def preseed_files(self) -> list[Path]:
+        return [codex_home() / "config.toml"]
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: a sign-in or a model provider whose key is in the environment."""
@@ -103,12 +80,9 @@ class CodexHost:
 
         env = os.environ if environ is None else environ
         home = codex_home(env)
-        try:
-            config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            config = {}
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            return [f"{home / 'config.toml'} is not valid TOML ({exc}); fix or move it"]
+        config, problem = read_settings(home / "config.toml", tomllib.loads)
+        if problem is not None:
+            return [f"{home / 'config.toml'} is not valid TOML ({problem}); fix or move it"]
         provider = config.get("model_provider")
         key = ((config.get("model_providers") or {}).get(provider) or {}).get("env_key") if provider else None
         if key and not env.get(key):
@@ -122,7 +96,7 @@ class CodexHost:
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or find_session(codex_home(), record.folder, record.created_at)
-        return [self.executable, *UNATTENDED, *self.options.args, "resume", *([session] if session else ["--last"])]
+        return [*self.launch(*UNATTENDED), "resume", *([session] if session else ["--last"])]
 
 
 def _preseed(document: Any, folder: str) -> None:
@@ -160,17 +134,14 @@ def _rollouts(home: Path) -> Iterator[Path]:
 def find_session(home: Path, folder: str, since: dt.datetime) -> str | None:
     """The id of the first Codex session in ``folder`` that started at or after ``since``."""
     wanted = os.path.realpath(folder)
-    found = []
-    for path in _rollouts(home):
-        head = first_json_line(path) or {}
+
+    def header(head: dict[str, Any]) -> tuple[dt.datetime | None, Any]:
         meta = head.get("payload") if head.get("type") == "session_meta" else None
         if not isinstance(meta, dict) or os.path.realpath(str(meta.get("cwd", ""))) != wanted:
-            continue
-        started = session_started(meta, "timestamp")
-        session = meta.get("id") or meta.get("session_id")
-        if started is not None and isinstance(session, str):
-            found.append((started, session))
-    return earliest_since(found, since)
+            return None, None
+        return session_started(meta, "timestamp"), meta.get("id") or meta.get("session_id")
+
+    return earliest_session(_rollouts(home), since, header)
 
 
 SCREEN = RuleDetector(

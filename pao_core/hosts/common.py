@@ -1,4 +1,4 @@
-"""What the Codex and Gemini CLI profiles share: options, the nudge, the briefing block, transcripts."""
+"""What the host profiles share: options, the command line, version, nudge, briefing block, settings, transcripts."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import attrs
 
+from pao_core.errors import PaoError
 from pao_core.models import SpawnRequest
 
 CLOCK_SLACK = dt.timedelta(seconds=2)
@@ -28,26 +29,88 @@ class HostOptions:
     env: dict[str, str] = attrs.field(factory=dict)
 
 
-def resolve_executable(options: HostOptions, default: str, install_hint: str) -> str:
-    """The configured command, or ``default`` found on PATH; a one-line error naming the fix otherwise."""
-    if options.command:
-        return options.command
-    found = shutil.which(default)
-    if not found:
-        from pao_core.errors import PaoError
+class CliProfile:
+    """What every host profile does alike; a profile names its program, install hint and measured versions.
 
-        raise PaoError(f"no `{default}` on PATH: {install_hint}")
-    return found
+    Mixed into an attrs class whose ``options`` field is a :class:`HostOptions` (or a subclass).
+    """
+
+    options: HostOptions
+    program: ClassVar[str]
+    """The CLI's executable name, looked up on PATH unless ``command`` is configured."""
+    install_hint: ClassVar[str]
+    versions: ClassVar[tuple[str, ...]]
+    """Versions whose screens and settings pao was measured against."""
+
+    def executable(self) -> list[str]:
+        """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing."""
+        if self.options.command:
+            return [self.options.command]
+        found = shutil.which(self.program)
+        if not found:
+            raise PaoError(f"no `{self.program}` on PATH: {self.install_hint}")
+        return [found]
+
+    def launch(self, *flags: str) -> list[str]:
+        """The executable, pao's ``flags``, then the configured extra arguments."""
+        return [*self.executable(), *flags, *self.options.args]
+
+    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
+        """Only the configured extras: pao passes its own environment to the agent already."""
+        return dict(self.options.env)
+
+    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
+        return nudge_text(request, briefing_file)
+
+    def version(self, timeout: float = 10.0) -> str | None:
+        """The installed version (``CLI --version``), or ``None`` when it cannot be run."""
+        try:
+            command = self.executable()
+        except PaoError:
+            return None
+        return cli_version(command, timeout)
+
+    def known_versions(self) -> tuple[str, ...]:
+        return self.versions
+
+    def preseed_files(self) -> list[Path]:
+        """The user's settings files the pre-seed edits (a profile lists its own)."""
+        return []
+
+    def state_files(self) -> list[tuple[str, str | None]]:
+        """Each file the pre-seed edits, with why pao could not edit it (``None``: it can); for ``pao doctor``."""
+        return [(str(path), settings_problem(path)) for path in self.preseed_files()]
 
 
-def cli_version(executable: str, timeout: float = 10.0) -> str | None:
-    """``EXECUTABLE --version``'s version number, or ``None`` when it cannot be run."""
+def cli_version(command: Sequence[str], timeout: float = 10.0) -> str | None:
+    """``COMMAND --version``'s version number, or ``None`` when it cannot be run."""
     try:
-        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = re.search(r"\b(\d+\.\d+\.\d+)\b", done.stdout)
     return match.group(1) if match else None
+
+
+def read_settings(path: Path, parse: Callable[[str], Any] = json.loads) -> tuple[Any, str | None]:
+    """A CLI's settings file parsed (``{}`` when it does not exist), or ``None`` and why it does not parse."""
+    try:
+        return parse(path.read_text(encoding="utf-8")), None
+    except FileNotFoundError:
+        return {}, None
+    except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors too
+        return None, str(exc)
+
+
+def settings_problem(path: Path) -> str | None:
+    """Why pao could not edit a settings file (a JSON object, or TOML), or ``None``; a missing file is fine."""
+    import tomllib
+
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    data, problem = read_settings(path, tomllib.loads if kind == "TOML" else json.loads)
+    if problem is not None:
+        return f"is not valid {kind} ({problem})"
+    return None if isinstance(data, dict) else f"holds a JSON {type(data).__name__}, not an object"
 
 
 def nudge_text(request: SpawnRequest, briefing_file: str) -> str:
@@ -92,36 +155,16 @@ def first_json_line(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def earliest_since(sessions: Iterable[tuple[dt.datetime, str]], since: dt.datetime) -> str | None:
-    """The id of the first session that started at or after ``since`` (less the clock slack)."""
+SessionHeader = Callable[[dict[str, Any]], tuple[dt.datetime | None, Any]]
+"""Reads a transcript's first line as (start time, session id); ``(None, None)`` for a transcript to pass over."""
+
+
+def earliest_session(transcripts: Iterable[Path], since: dt.datetime, header: SessionHeader) -> str | None:
+    """The id of the first session among ``transcripts`` that started at or after ``since`` (less the clock slack)."""
     floor = since - CLOCK_SLACK
-    chosen = min(((started, sid) for started, sid in sessions if started >= floor), default=None)
-    return chosen[1] if chosen else None
-
-
-def parse_problem(path: Path) -> str | None:
-    """Why pao could not edit ``path`` (a JSON object or TOML file), or ``None``; a missing file is fine."""
-    import tomllib
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot be read ({exc})"
-    if path.suffix == ".toml":
-        try:
-            tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            return f"is not valid TOML ({exc})"
-        return None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        return f"is not valid JSON ({exc})"
-    return None if isinstance(data, dict) else f"holds a JSON {type(data).__name__}, not an object"
-
-
-def state_files(paths: Iterable[Path]) -> list[tuple[str, str | None]]:
-    """Each file a host's pre-seed edits, with the reason it cannot be edited (``None``: it can)."""
-    return [(str(path), parse_problem(path)) for path in paths]
+    found = []
+    for path in transcripts:
+        started, session = header(first_json_line(path) or {})
+        if started is not None and started >= floor and isinstance(session, str):
+            found.append((started, session))
+    return min(found)[1] if found else None

@@ -11,7 +11,6 @@ session id is chosen up front (``--session-id``); transcripts are
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from pathlib import Path
@@ -20,16 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import attrs
 
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts.common import (
-    HostOptions,
-    cli_version,
-    earliest_since,
-    first_json_line,
-    nudge_text,
-    resolve_executable,
-    session_started,
-    state_files,
-)
+from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
 if TYPE_CHECKING:
@@ -60,8 +50,12 @@ def gemini_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 @attrs.define
-class GeminiHost:
+class GeminiHost(CliProfile):
     """``pao_core.contracts.HostAgent`` for Gemini CLI."""
+
+    program = "gemini"
+    install_hint = INSTALL_HINT
+    versions = KNOWN_VERSIONS
 
     options: HostOptions = HostOptions()
     name: str = NAME
@@ -69,19 +63,11 @@ class GeminiHost:
     submit_key: str = "Enter"
     _sessions: dict[tuple[str, str], str] = attrs.field(factory=dict, repr=False)
 
-    @property
-    def executable(self) -> str:
-        return resolve_executable(self.options, "gemini", INSTALL_HINT)
-
     def command(self, request: SpawnRequest) -> list[str]:
         """Start with a fresh session id, remembered for :meth:`session_id` in this process."""
         session = str(uuid.uuid4())
         self._sessions[(request.name, os.path.realpath(request.folder))] = session
-        return [self.executable, *UNATTENDED, "--session-id", session, *self.options.args]
-
-    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        """Only the configured extras: the agent inherits pao's own environment already."""
-        return dict(self.options.env)
+        return self.launch(*UNATTENDED, "--session-id", session)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"
@@ -94,27 +80,15 @@ class GeminiHost:
         update_json(home / "settings.json", _quiet)
         update_json(home / "trustedFolders.json", lambda trusted: trusted.__setitem__(os.path.realpath(folder), "TRUST_FOLDER"))
 
-    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
-        return nudge_text(request, briefing_file)
-
-    def version(self) -> str | None:
-        return cli_version(self.executable)
-
-    def known_versions(self) -> tuple[str, ...]:
-        return KNOWN_VERSIONS
-
-    def state_files(self) -> list[tuple[str, str | None]]:
-        return state_files([gemini_dir() / "settings.json", gemini_dir() / "trustedFolders.json"])
+    def preseed_files(self) -> list[Path]:
+        return [gemini_dir() / "settings.json", gemini_dir() / "trustedFolders.json"]
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: an API key for API-key sign-in (pao's default choice)."""
         env = os.environ if environ is None else environ
         settings_file = gemini_dir(env) / "settings.json"
-        try:
-            settings = json.loads(settings_file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            settings = {}
-        except (ValueError, UnicodeDecodeError):
+        settings, problem = read_settings(settings_file)
+        if problem is not None:
             return [f"{settings_file} is not plain JSON; pao cannot pre-seed it (remove comments, or fix it)"]
         chosen = ((settings.get("security") or {}).get("auth") or {}).get("selectedType", "gemini-api-key")
         if chosen == "gemini-api-key" and not env.get("GEMINI_API_KEY"):
@@ -127,7 +101,7 @@ class GeminiHost:
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or self.session_id(record) or "latest"
-        return [self.executable, *UNATTENDED, *self.options.args, "--resume", session]
+        return [*self.launch(*UNATTENDED), "--resume", session]
 
 
 def _quiet(settings: dict[str, Any]) -> None:
@@ -151,13 +125,13 @@ def _transcripts(home: Path, folder: str) -> Iterator[Path]:
 
 def find_session(home: Path, folder: str, since: dt.datetime) -> str | None:
     """The id of the first Gemini session in ``folder`` that started at or after ``since``."""
-    found = []
-    for path in _transcripts(home, os.path.realpath(folder)):
-        head = first_json_line(path) or {}
-        started, session = session_started(head, "startTime"), head.get("sessionId")
-        if started is not None and isinstance(session, str) and head.get("kind", "main") == "main":
-            found.append((started, session))
-    return earliest_since(found, since)
+
+    def header(head: dict[str, Any]) -> tuple[dt.datetime | None, Any]:
+        if head.get("kind", "main") != "main":  # a sub-agent's transcript
+            return None, None
+        return session_started(head, "startTime"), head.get("sessionId")
+
+    return earliest_session(_transcripts(home, os.path.realpath(folder)), since, header)
 
 
 SCREEN = RuleDetector(

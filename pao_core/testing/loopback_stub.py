@@ -9,10 +9,11 @@ attrs only: it runs inside the test's loopback-only network namespace.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, ClassVar, Iterable, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
@@ -79,9 +80,20 @@ class Reply:
         return cls(200, "text/event-stream", b"".join(chunks))
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)  # a killed CLI drops its connections; anything else shows
+
+
 @attrs.define
 class LoopbackStub:
     """A threaded server on ``host:port`` (0: any free port); a context manager."""
+
+    request_type: ClassVar[type[RecordedRequest]] = RecordedRequest
+    """What the stub records each request as (a subclass may add its API's readings)."""
 
     reply: str = "Ready."
     delay: float = 0.0
@@ -99,9 +111,12 @@ class LoopbackStub:
         """The answer to one request; subclasses implement their API here."""
         raise NotImplementedError
 
+    def holds_back(self, request: RecordedRequest) -> bool:
+        """Whether ``delay`` holds back the reply to ``request`` (by default: every POST)."""
+        return request.method == "POST"
+
     def start(self) -> LoopbackStub:
-        self._server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _QuietServer((self.host, self.port), _handler_for(self))
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, name=type(self).__name__, daemon=True).start()
         return self
@@ -155,9 +170,9 @@ def _handler_for(stub: LoopbackStub) -> type[BaseHTTPRequestHandler]:
                 body: Any = json.loads(raw) if raw else None
             except ValueError:
                 body = raw.decode("utf-8", "replace")
-            request = RecordedRequest(self.command, self.path, dict(self.headers.items()), body, time.time())
+            request = stub.request_type(self.command, self.path, dict(self.headers.items()), body, time.time())
             stub.record(request)
-            if stub.delay and self.command == "POST":
+            if stub.delay and stub.holds_back(request):
                 time.sleep(stub.delay)
             reply = stub.respond(request)
             self.send_response(reply.status)

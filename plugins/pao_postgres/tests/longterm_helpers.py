@@ -9,9 +9,7 @@ from pathlib import Path
 
 import attrs
 
-EVAL_MEMORY = Path(__file__).resolve().parents[3] / "shared" / "eval" / "memory.jsonl"
-if not EVAL_MEMORY.exists():  # CI clones the repository beside a copy of shared/
-    EVAL_MEMORY = Path(__file__).resolve().parents[4] / "shared" / "eval" / "memory.jsonl"
+EVAL_MEMORY = Path(__file__).resolve().parents[3] / "tests" / "data" / "eval" / "memory.jsonl"
 
 
 @attrs.define
