@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Start-to-ready time of the pinned Codex and Gemini CLIs, as pao starts them.
 
-``.venv/bin/python benches/host_ready_bench.py [RUNS]`` (default 5 per host). As root it
+``.venv/bin/python benches/host_ready_bench.py [RUNS] [--json]`` (default 5 per host). As root it
 re-runs itself inside a loopback-only network namespace. Each run: a fresh HOME with the
 user's model settings pointing at the loopback stub, pao's delivery and pre-seed, the
 profile's command line in a private tmux server; the clock runs from the tmux start to
@@ -10,6 +10,7 @@ the first screen the host's detector reads as ready.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -31,6 +32,8 @@ def one_start(host: str, run: int) -> float:
     from pao_core.testing.hostrun import HostTmux, watch
 
     case = CASES[host]
+    if case.binary is None or not case.binary.exists():
+        raise SystemExit(f"{host}: the pinned CLI is not installed ({case.binary}); scripts/setup --test installs it")
     base = Path(tempfile.mkdtemp(prefix=f"pao-bench-{host}-"))
     home, folder = base / "home", base / "project"
     home.mkdir()
@@ -63,12 +66,20 @@ def main() -> int:
     if isolation_problem():
         script = 'ip link set lo up && exec "$0" "$@"'
         return subprocess.call(["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, *sys.argv[1:]])
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    as_json = "--json" in sys.argv[1:]
+    numbers = [arg for arg in sys.argv[1:] if arg != "--json"]
+    runs = int(numbers[0]) if numbers else 5
     load = os.getloadavg()[0]
+    report = {}
     for host in ("codex", "gemini"):
         times = [one_start(host, run) for run in range(runs)]
-        print(f"{host}: start to ready over {runs} runs: p50 {statistics.median(times):.2f} s, "
-              f"min {min(times):.2f} s, max {max(times):.2f} s (load average at start {load:.1f})")
+        report[host] = {"runs": runs, "p50_s": round(statistics.median(times), 2), "min_s": round(min(times), 2),
+                        "max_s": round(max(times), 2), "load_average": load}
+        if not as_json:
+            print(f"{host}: start to ready over {runs} runs: p50 {statistics.median(times):.2f} s, "
+                  f"min {min(times):.2f} s, max {max(times):.2f} s (load average at start {load:.1f})")
+    if as_json:
+        print(json.dumps(report))
     return 0
 
 

@@ -8,7 +8,7 @@
   whatever plugins are installed (``PAO_LOAD_PLUGINS`` unset: every entry point).
 * concurrent: five ``pao spawn`` processes at once; all five must end ready.
 
-Run from the repository root:  .venv/bin/python benches/lifecycle_bench.py [readiness|overhead|concurrent]
+Run from the repository root:  .venv/bin/python benches/lifecycle_bench.py [readiness|overhead|concurrent][=COUNT]...
 """
 
 from __future__ import annotations
@@ -154,7 +154,10 @@ def concurrent(agents: int = 5) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["readiness", "overhead", "concurrent"]
-    results = {name: globals()[name]() for name in chosen}
+    chosen = sys.argv[1:] or ["readiness", "overhead", "concurrent"]  # NAME or NAME=COUNT (runs, agents)
+    results = {}
+    for spec in chosen:
+        name, _, count = spec.partition("=")
+        results[name] = globals()[name](int(count)) if count else globals()[name]()
     json.dump(results, sys.stdout, indent=2)
     print()

@@ -22,6 +22,9 @@ class MemoryBackend(Protocol):
     ``time.monotonic()`` value the backend should respect (the pipeline stops
     waiting at that moment whatever the backend does). ``health`` returns a
     one-line description of the store, or raises with a one-line reason.
+    Optional: ``local_files() -> list[Path]``, the embedded files the backend reads
+    (none when it talks to a server); ``pao doctor`` shows whether they exist and
+    their sizes.
     """
 
     name: str
@@ -55,7 +58,8 @@ class TerminalDriver(Protocol):
     is the driver's opaque address of one agent (kept in its registry record).
     ``availability`` returns ``None`` when the driver can be used here, otherwise a
     one-line reason. Optional: ``pid(target) -> int | None``, the agent's process id
-    (pao records it when the driver has it).
+    (pao records it when the driver has it); ``version() -> str | None``, shown by
+    ``pao doctor``.
     """
 
     name: str
@@ -97,6 +101,10 @@ class HostAgent(Protocol):
     its import syntax, the trust pre-seed, the submit key and where its session
     transcripts are. Optional: ``consent_gaps(environ) -> list[str]``, what only the
     user can do before the host can start (spawn refuses, in step 1, with these).
+    For ``pao doctor``, optional too: ``version() -> str | None`` (the installed
+    CLI's), ``known_versions() -> tuple[str, ...]`` (those whose screens pao was
+    measured against) and ``state_files() -> list[tuple[str, str | None]]`` (each file
+    the pre-seed edits, with the reason it cannot be edited, or ``None``).
     """
 
     name: str

@@ -12,6 +12,7 @@ import errno
 import fcntl
 import json
 import os
+import random
 import socket
 import tempfile
 import time
@@ -19,6 +20,10 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from pao_core.errors import PaoError
+
+
+MAX_LOCK_POLL = 0.02
+"""Seconds between two looks at a held lock, at most."""
 
 
 class LockTimeout(PaoError):
@@ -102,6 +107,15 @@ def _is_stale(owner: dict[str, Any] | None, lock_path: Path, grace: float) -> bo
     return not _pid_alive(int(owner.get("pid", 0)))
 
 
+def lock_owner(lock_path: str | os.PathLike[str], *, grace: float = 2.0) -> tuple[dict[str, Any], bool] | None:
+    """Who holds a :func:`pid_lock` file and whether it is stale; ``None`` when it is free."""
+    path = Path(lock_path)
+    owner = _read_owner(path)
+    if owner is None:
+        return None
+    return owner, _is_stale(owner, path, grace)
+
+
 @contextlib.contextmanager
 def pid_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0, grace: float = 2.0) -> Iterator[None]:
     """Hold ``lock_path``, a file created with ``O_CREAT|O_EXCL`` holding pid, host and time.
@@ -126,8 +140,10 @@ def pid_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0, grace:
                     f"{path} is held by process {owner.get('pid', '?')} since {owner.get('time', '?')}; "
                     "wait for it, or remove the file if that process is not pao"
                 ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+            # a short, jittered wait for every waiter: a long backoff would let newcomers that
+            # poll fast take the lock again and again from those that waited longest
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, MAX_LOCK_POLL)
             continue
         try:
             owner = {"pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}

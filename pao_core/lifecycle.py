@@ -22,6 +22,7 @@ from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.readiness import ScreenReader, wait_for, wait_ready
 from pao_core.registry import Registry
 from pao_core.topic import reject_control
+from pao_core.topic import shown as quoted
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -293,7 +294,7 @@ def _first_named(objects: list[Any], name: str, what: str) -> Any:
         if candidate.name == name:
             return candidate
     known = ", ".join(sorted({o.name for o in objects})) or "none installed"
-    raise ValidationError(f"unknown {what} {name!r} (known: {known})")
+    raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
 
 
 def driver_pid(driver: TerminalDriver, target: str) -> int | None:

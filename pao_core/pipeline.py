@@ -160,9 +160,7 @@ def validate(
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
     config = agents.config
-    topics.reject_control(topic, "the topic")
-    if len(topic) > topics.MAX_TOPIC_CHARS:
-        raise ValidationError(f"the topic is longer than {topics.MAX_TOPIC_CHARS} characters")
+    topics.check_topic(topic)
     cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
     if folder is None:
         split = topics.split_topic(topic, cwd=cwd)

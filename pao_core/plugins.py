@@ -37,6 +37,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.brief",
     "pao_core.commands.agents",
     "pao_core.commands.evaluate",
+    "pao_core.commands.doctor",
     "pao_core.sections",
     "pao_core.hosts.claude_code",
     "pao_core.hosts.codex",

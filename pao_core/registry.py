@@ -19,6 +19,7 @@ import cattrs
 from pao_core.errors import PaoError
 from pao_core.files import UnreadableJSON, ensure_dir, update_json
 from pao_core.models import AgentRecord, converter
+from pao_core.topic import shown
 
 FILENAME = "agents.json"
 FORMAT_VERSION = 1
@@ -56,7 +57,7 @@ class Registry:
     def get(self, name: str) -> AgentRecord:
         record = self.find(name)
         if record is None:
-            raise UnknownAgent(f"no agent named {name!r} (see 'pao list')")
+            raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
         return record
 
     def names(self) -> set[str]:
@@ -98,7 +99,7 @@ class Registry:
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent(f"no agent named {name!r} (see 'pao list')")
+                raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
             record = attrs.evolve(self._structure(name, agents[name]), **changes, updated_at=_now())
             agents[name] = converter.unstructure(record)
             updated.append(record)
@@ -111,7 +112,7 @@ class Registry:
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent(f"no agent named {name!r} (see 'pao list')")
+                raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
             removed.append(self._structure(name, agents.pop(name)))
 
         self._edit(change)

@@ -94,7 +94,8 @@ def _assignment(match: re.Match[str]) -> str:
         or (value.isdigit() and len(value) < 8)
         or value.startswith(("$", "<", "{"))
     ):
-        return match[0]
+        # not a secret itself, but the value may hold one ("tokens: password=..."): look inside
+        return f"{name}{match['sep']}{_ASSIGNMENT.sub(_assignment, value)}"
     return f"{name}{match['sep']}{REDACTED}"
 
 

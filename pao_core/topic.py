@@ -43,6 +43,33 @@ def reject_control(text: str, what: str, *, allow_newlines: bool = False) -> str
     return text
 
 
+def check_topic(topic: str) -> str:
+    """A topic pao will work on: no control character, at most ``MAX_TOPIC_CHARS`` characters."""
+    reject_control(topic, "the topic")
+    if len(topic) > MAX_TOPIC_CHARS:
+        raise ValidationError(f"the topic is longer than {MAX_TOPIC_CHARS} characters ({len(topic)})")
+    return topic
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def _is_dir(path: Path, token: str) -> bool:
+    try:
+        return path.is_dir()
+    except OSError as exc:  # ENAMETOOLONG and kin: no such folder can exist
+        raise ValidationError(f"folder {shown(token)}: {exc.strerror}") from None
+
+
+def _exists(path: Path, token: str) -> bool:
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise ValidationError(f"folder {shown(token)}: {exc.strerror}") from None
+
+
 def split_topic(topic: str, *, cwd: str | None = None) -> TopicFolder:
     """Find a folder written inside ``topic`` and return the topic without it.
 
@@ -59,9 +86,9 @@ def split_topic(topic: str, *, cwd: str | None = None) -> TopicFolder:
         if not _PATH_TOKEN.match(token):
             continue
         resolved = _expand(token, cwd)
-        if resolved.is_dir():
+        if _is_dir(resolved, token):
             found.append((index, token))
-        elif not token.startswith("/") and not resolved.exists():
+        elif not token.startswith("/") and not _exists(resolved, token):
             raise ValidationError(f"folder {token} (named in the topic) does not exist")
     folders = {os.path.realpath(_expand(token, cwd)) for _, token in found}
     if len(folders) > 1:
@@ -80,17 +107,18 @@ def resolve_folder(folder: str, *, cwd: str | None = None) -> str:
     """The folder as an absolute real path; it must exist and be a folder."""
     reject_control(folder, "the folder")
     path = _expand(folder, cwd)
-    if not path.exists():
-        raise ValidationError(f"folder {folder} does not exist")
-    if not path.is_dir():
-        raise ValidationError(f"{folder} is not a folder")
+    if not _exists(path, folder):
+        raise ValidationError(f"folder {folder if len(folder) <= 80 else shown(folder)} does not exist")
+    if not _is_dir(path, folder):
+        raise ValidationError(f"{folder if len(folder) <= 80 else shown(folder)} is not a folder")
     return os.path.realpath(path)
 
 
 def check_name(name: str) -> str:
     if not NAME_PATTERN.match(name):
         raise ValidationError(
-            f"agent name {name!r} is not allowed: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+            f"agent name {shown(name)} is not allowed: "
+            "use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
     return name
 

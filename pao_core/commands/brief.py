@@ -69,6 +69,12 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
 
     from pao_core.delivery import deliver
 
+    from pao_core.sanitize import strip_controls
+    from pao_core.topic import check_topic, reject_control
+
+    check_topic(args.topic)
+    for folder in args.folder:
+        reject_control(folder, "the folder")
     if args.write and not args.folder:
         raise ValidationError("brief --write needs --folder DIR: the folder to write the briefing into")
     folders = [_existing_folder(folder) for folder in args.folder] if args.write else list(args.folder)
@@ -96,12 +102,18 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
             sys.stdout.write(briefing.markdown)
         for name, result in briefing.backends.items():
             if result.status != "ok":
-                print(f"pao: backend {name}: {result.status}: {result.error}", file=sys.stderr)
+                print(f"pao: backend {name}: {result.status}: {strip_controls(result.error or '')}", file=sys.stderr)
     return 0
 
 
 def _existing_folder(folder: str) -> str:
+    from pao_core.topic import shown
+
     path = Path(folder).expanduser()
-    if not path.is_dir():
-        raise ValidationError(f"--folder {folder}: not an existing folder")
+    try:
+        is_dir = path.is_dir()
+    except OSError:  # a name too long for the file system
+        is_dir = False
+    if not is_dir:
+        raise ValidationError(f"--folder {shown(folder)}: not an existing folder")
     return str(path.resolve())

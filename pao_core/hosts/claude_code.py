@@ -115,6 +115,9 @@ class ClaudeCode(CliProfile):
             claude_trust.accept_bypass_warning(home=self.home)
         claude_trust.approve_mcp_servers(folder, self.options.mcp_approval)
 
+    def preseed_files(self) -> list[Path]:
+        return [claude_trust.claude_config_path(self.home), claude_trust.claude_settings_path(self.home)]
+
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must do once before pao can start Claude Code (onboarding, key approval)."""
         env = os.environ if environ is None else environ

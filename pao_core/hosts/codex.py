@@ -71,6 +71,9 @@ class CodexHost(CliProfile):
         home = ensure_dir(codex_home())
         update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
 
+    def preseed_files(self) -> list[Path]:
+        return [codex_home() / "config.toml"]
+
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: a sign-in or a model provider whose key is in the environment."""
         import tomllib

@@ -73,6 +73,14 @@ class CliProfile:
     def known_versions(self) -> tuple[str, ...]:
         return self.versions
 
+    def preseed_files(self) -> list[Path]:
+        """The user's settings files the pre-seed edits (a profile lists its own)."""
+        return []
+
+    def state_files(self) -> list[tuple[str, str | None]]:
+        """Each file the pre-seed edits, with why pao could not edit it (``None``: it can); for ``pao doctor``."""
+        return [(str(path), settings_problem(path)) for path in self.preseed_files()]
+
 
 def cli_version(command: Sequence[str], timeout: float = 10.0) -> str | None:
     """``COMMAND --version``'s version number, or ``None`` when it cannot be run."""
@@ -92,6 +100,17 @@ def read_settings(path: Path, parse: Callable[[str], Any] = json.loads) -> tuple
         return {}, None
     except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors too
         return None, str(exc)
+
+
+def settings_problem(path: Path) -> str | None:
+    """Why pao could not edit a settings file (a JSON object, or TOML), or ``None``; a missing file is fine."""
+    import tomllib
+
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    data, problem = read_settings(path, tomllib.loads if kind == "TOML" else json.loads)
+    if problem is not None:
+        return f"is not valid {kind} ({problem})"
+    return None if isinstance(data, dict) else f"holds a JSON {type(data).__name__}, not an object"
 
 
 def nudge_text(request: SpawnRequest, briefing_file: str) -> str:

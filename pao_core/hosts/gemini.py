@@ -80,6 +80,9 @@ class GeminiHost(CliProfile):
         update_json(home / "settings.json", _quiet)
         update_json(home / "trustedFolders.json", lambda trusted: trusted.__setitem__(os.path.realpath(folder), "TRUST_FOLDER"))
 
+    def preseed_files(self) -> list[Path]:
+        return [gemini_dir() / "settings.json", gemini_dir() / "trustedFolders.json"]
+
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: an API key for API-key sign-in (pao's default choice)."""
         env = os.environ if environ is None else environ

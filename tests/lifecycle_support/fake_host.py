@@ -26,7 +26,7 @@ _READY = re.compile(rf"^─+\n❯{NBSP}.*\n─+$", re.MULTILINE)
 @attrs.define
 class FakeHost:
     name: str = "fake"
-    context_file: str = "AGENTS.md"
+    context_file: str = attrs.field(factory=lambda: os.environ.get("FAKE_HOST_CONTEXT_FILE", "AGENTS.md"))
     submit_key: str = "Enter"
     preseeded: list[str] = attrs.field(factory=list)
 

@@ -69,6 +69,10 @@ class HistoryBackend:
         with local_index(self.index_path, deadline) as conn:
             return search(conn, query, limit, Tuning(semantic=self.options.semantic))
 
+    def local_files(self) -> list[Path]:
+        """The local index file (none when a server is configured), for ``pao doctor``."""
+        return [] if self.options.url else [self.index_path]
+
     def health(self, deadline: float) -> str:
         if self.options.url:
             return self.client.health(deadline)

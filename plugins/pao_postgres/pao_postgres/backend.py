@@ -35,6 +35,10 @@ class LongtermBackend:
         items = self.store.search(query, limit, deadline)
         return [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
 
+    def local_files(self) -> list[Path]:
+        """The embedded store's file (none when the store is a PostgreSQL server), for ``pao doctor``."""
+        return [] if self.options.url.strip() else [self.options.sqlite_file(self.home)]
+
     def health(self, deadline: float) -> str:
         stats = self.store.stats(deadline)
         if not stats["exists"]:

@@ -80,6 +80,14 @@ class TmuxDriver:
             return f"tmux {'.'.join(map(str, MIN_VERSION))} or newer is needed"
         return None
 
+    def version(self) -> str | None:
+        """The installed tmux's version (``3.3a``), for ``pao doctor``; ``None`` when there is none."""
+        binary = shutil.which("tmux")
+        if binary is None:
+            return None
+        done = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=10, check=False)
+        return done.stdout.strip().removeprefix("tmux ") or None
+
     def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
         """Start ``command`` in a new window ``name`` with exactly ``env``; return the target."""
         if not command:
@@ -91,7 +99,9 @@ class TmuxDriver:
         launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
         # remain-on-exit in the same command queue as the window's birth: an agent that
         # dies at once still leaves its last screen behind for pao to report.
-        window_args = ["-n", name, "-c", folder, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
+        # tmux expands #{...} formats in -c: a folder named "a#{S}" would start elsewhere
+        start_dir = folder.replace("#", "##")
+        window_args = ["-n", name, "-c", start_dir, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
         server = self._server()
         try:

@@ -1,0 +1,354 @@
+"""``pao doctor``'s checks: what the next spawn needs, each with a verdict, one line and a fix.
+
+Nothing here knows a particular backend, host or terminal: backends answer through
+``health(deadline)``, a test ``search`` and optionally ``local_files()``; hosts through
+``version()``, ``known_versions()``, ``consent_gaps()`` and optionally ``state_files()``;
+drivers through ``availability()``, optionally ``version()``, and ``is_alive(target)``
+for the agents in the registry. Every call that may block runs on a daemon thread
+under a deadline, so a hung store or CLI costs its deadline and nothing more.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence, TypeVar
+
+import attrs
+
+from pao_core.files import lock_owner
+from pao_core.registry import FILENAME as REGISTRY_FILE
+from pao_core.registry import Registry
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import HostAgent, MemoryBackend, TerminalDriver
+    from pao_core.plugins import Plugins
+
+Status = Literal["ok", "warn", "fail"]
+AREAS = ("host", "host-file", "host-consent", "terminal", "store", "backend", "registry", "agent", "plugin", "doctor")
+"""The order checks are shown in."""
+T = TypeVar("T")
+
+DEFAULT_QUERY = "test"
+VERSION_TIMEOUT = 15.0
+LONG_HELD_LOCK = 60.0
+"""A registry lock held this long (seconds) by a live process is worth a warning."""
+
+
+@attrs.frozen
+class Check:
+    """One verdict: ``fail`` means the next spawn cannot work as configured."""
+
+    area: str
+    name: str
+    status: Status
+    line: str
+    fix: str = ""
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Report:
+    checks: tuple[Check, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(check.status == "fail" for check in self.checks)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": not self.failed, "checks": [attrs.asdict(check) for check in self.checks]}
+
+
+class Late(TimeoutError):
+    """A bounded call did not finish in time."""
+
+
+def bounded(call: Callable[[], T], seconds: float) -> T:
+    """``call()`` on a daemon thread; raise :class:`Late` after ``seconds`` (the thread is abandoned)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # handed to the caller
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="pao-doctor", daemon=True).start()
+    try:
+        return future.result(timeout=max(0.0, seconds))
+    except TimeoutError:
+        raise Late(f"no answer within {seconds:.1f} s") from None
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} bytes"
+
+
+# -- hosts --------------------------------------------------------------------------
+
+
+def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) -> list[Check]:
+    """The CLI found and its version known; the files its pre-seed edits parse; consent given."""
+    needed = "fail" if default else "warn"
+    use = "the default host" if default else f"needed only for --host {host.name}"
+    version_of = getattr(host, "version", None)
+    version = None
+    try:
+        version = bounded(version_of, VERSION_TIMEOUT) if callable(version_of) else None
+    except Exception:  # a CLI that cannot report its version is treated as not runnable
+        version = None
+    checks: list[Check] = []
+    if version is None:
+        fix = _host_install_hint(host)
+        checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))
+        return checks
+    known = tuple(getattr(host, "known_versions", lambda: ())())
+    if not known or version in known:
+        line = f"{host.name} {version} ({use}); pao knows its screens"
+        checks.append(Check("host", host.name, "ok", line, data={"version": version, "known_versions": list(known)}))
+    else:
+        line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version"
+        fix = f"readiness detection may misread its screens; install one of {', '.join(known)} if a spawn hangs"
+        checks.append(Check("host", host.name, "warn", line, fix, {"version": version, "known_versions": list(known)}))
+    for path, problem in getattr(host, "state_files", lambda: [])():
+        label = _tilde(path)
+        if problem:
+            checks.append(Check("host-file", f"{host.name}:{label}", needed, f"{label}: {problem}",
+                                f"fix or move {label}; pao never overwrites a file it cannot parse"))
+        else:
+            exists = os.path.exists(path)
+            line = f"{label}: parses" if exists else f"{label}: not there yet (pao creates it)"
+            checks.append(Check("host-file", f"{host.name}:{label}", "ok", line))
+    gaps_of = getattr(host, "consent_gaps", None)
+    gaps = gaps_of(environ) if callable(gaps_of) else []
+    for gap in gaps:
+        checks.append(Check("host-consent", host.name, needed, f"{host.name}: {gap}",
+                            "do it once yourself; pao never answers for you"))
+    return checks
+
+
+def _host_install_hint(host: HostAgent) -> str:
+    try:
+        host.command(_probe_request(host.name))
+    except Exception as exc:  # the profile's own words on what is missing
+        return one_line(exc)
+    return f"check that `{host.name}`'s command runs (set [hosts.{host.name}] command)"
+
+
+def _probe_request(host: str) -> Any:
+    from pao_core.models import SpawnRequest
+
+    return SpawnRequest("doctor", os.getcwd(), "doctor", host)
+
+
+def _tilde(path: str | os.PathLike[str]) -> str:
+    text, home = str(path), os.path.expanduser("~")
+    return "~" + text[len(home):] if home != "/" and text.startswith(home + os.sep) else text
+
+
+# -- terminals ----------------------------------------------------------------------
+
+
+def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
+    use = "the default terminal" if default else f"needed only for --terminal {driver.name}"
+    try:
+        reason = bounded(driver.availability, VERSION_TIMEOUT)
+    except Exception as exc:
+        reason = f"availability check failed: {one_line(exc)}"
+    if reason:
+        if default:
+            fix = "make it available, or set [spawn] terminal in the config"
+        else:
+            fix = f"nothing, unless you use --terminal {driver.name}"
+        line = f"{driver.name} ({use}): not available: {reason}"
+        return Check("terminal", driver.name, "fail" if default else "warn", line, fix)
+    version_of = getattr(driver, "version", None)
+    version = None
+    if callable(version_of):
+        try:
+            version = bounded(version_of, VERSION_TIMEOUT)
+        except Exception:
+            version = None
+    shown = f"{driver.name} {version}" if version else driver.name
+    return Check("terminal", driver.name, "ok", f"{shown} ({use}): available", data={"version": version})
+
+
+# -- backends -----------------------------------------------------------------------
+
+
+def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limit: int) -> list[Check]:
+    """Reachable (health) with its latency, the item count of a test query, its embedded files."""
+    name = getattr(backend, "name", type(backend).__name__)
+    checks: list[Check] = []
+    missing: list[str] = []
+    for path in getattr(backend, "local_files", lambda: [])():
+        label = _tilde(path)
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            missing.append(label)
+            continue
+        checks.append(Check("store", f"{name}:{label}", "ok", f"{name}: embedded store {label}, {human_size(size)}",
+                            data={"path": str(path), "bytes": size}))
+    started = time.monotonic()
+    try:
+        health = bounded(lambda: backend.health(started + deadline_s), deadline_s)
+        items = bounded(lambda: backend.search(query, limit, time.monotonic() + deadline_s), deadline_s)
+        count = len(list(items))
+    except Exception as exc:
+        elapsed = (time.monotonic() - started) * 1000
+        if missing:  # nothing to reach yet: the store was never created
+            return checks + [_not_created(name, missing, one_line(exc))]
+        line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
+        return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
+    if missing:
+        return checks + [_not_created(name, missing, one_line(Exception(health)))]
+    elapsed = (time.monotonic() - started) * 1000
+    line = f"{name}: {one_line(Exception(health))}; test query {query!r}: {count} items in {elapsed:.0f} ms"
+    data = {"latency_ms": round(elapsed, 1), "items": count, "health": health}
+    checks.append(Check("backend", name, "ok", line, data=data))
+    return checks
+
+
+def _not_created(name: str, missing: Sequence[str], says: str) -> Check:
+    line = f"{name}: embedded store {', '.join(missing)} does not exist yet"
+    return Check("store", f"{name}:{missing[0]}", "warn", line,
+                 f"the backend says: {says}")
+
+
+def _backend_fix(name: str) -> str:
+    return (f"start the store or fix [backends.{name}] in the config (see `pao config`); "
+            f"`enabled = false` there turns it off")
+
+
+# -- registry and agents ------------------------------------------------------------
+
+
+def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
+    registry = Registry(config.home)
+    checks = [_check_lock(registry.path.with_name(REGISTRY_FILE + ".lock"))]
+    try:
+        records = registry.list()
+    except Exception as exc:
+        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {one_line(exc)}",
+                               "fix or move the file; pao will not overwrite it"))
+        return checks
+    where = registry.path if registry.path.exists() else f"{registry.path} (not created yet)"
+    checks.insert(0, Check("registry", "agents.json", "ok", f"registry {where}: {len(records)} agents",
+                           data={"agents": len(records)}))
+    drivers = {driver.name: driver for driver in plugins.terminal_drivers(config)}
+    for record in records:
+        if record.state == "paused":
+            continue
+        driver = drivers.get(record.terminal)
+        if driver is None:
+            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: its terminal {record.terminal!r} "
+                                "is not installed, cannot tell whether it runs", f"pao kill {record.name} forgets it"))
+            continue
+        try:
+            alive = bool(record.target) and bounded(lambda: driver.is_alive(record.target), 5.0)
+        except Exception as exc:
+            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {one_line(exc)}"))
+            continue
+        if not alive:
+            line = f"agent {record.name} ({record.folder}): its process is gone"
+            checks.append(Check("agent", record.name, "warn", line,
+                                f"`pao resume {record.name}` relaunches it, `pao kill {record.name}` forgets it"))
+    return checks
+
+
+def _check_lock(lock: Path) -> Check:
+    state = lock_owner(lock)
+    if state is None:
+        return Check("registry", "lock", "ok", "registry lock: free")
+    owner, stale = state
+    pid = owner.get("pid", "?")
+    if stale:
+        return Check("registry", "lock", "warn", f"registry lock {lock}: left by process {pid}, which is gone",
+                     "nothing to do: the next pao command takes it over (or remove the file)", {"pid": pid})
+    held = time.time() - float(owner.get("time") or time.time())
+    if owner.get("host") not in (None, os.uname().nodename):
+        return Check("registry", "lock", "fail", f"registry lock {lock}: held by process {pid} on {owner['host']}",
+                     "pao cannot tell whether it still runs: remove the file if no pao runs there", {"pid": pid})
+    if held > LONG_HELD_LOCK:
+        return Check("registry", "lock", "warn", f"registry lock {lock}: held by live process {pid} for {held:.0f} s",
+                     f"if process {pid} is not pao, remove the file", {"pid": pid})
+    return Check("registry", "lock", "ok", f"registry lock: held right now by process {pid}", data={"pid": pid})
+
+
+# -- all of it ----------------------------------------------------------------------
+
+
+def run_checks(
+    config: PaoConfig,
+    plugins: Plugins,
+    *,
+    environ: Mapping[str, str] | None = None,
+    query: str = DEFAULT_QUERY,
+) -> Report:
+    """Every check, the slow ones (CLIs' versions, stores) at once on their own threads."""
+    env = dict(os.environ if environ is None else environ)
+    jobs: list[Callable[[], Iterable[Check]]] = []
+    hosts = sorted(plugins.host_agents(config), key=lambda host: host.name != config.spawn.host)
+    for host in hosts:
+        jobs.append(lambda host=host: check_host(host, default=host.name == config.spawn.host, environ=env))
+    for driver in plugins.terminal_drivers(config):
+        jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == config.spawn.terminal)])
+    for backend in plugins.memory_backends(config):
+        jobs.append(lambda backend=backend: check_backend(
+            backend, query=query, deadline_s=config.gather.deadline, limit=config.gather.limit))
+    jobs.append(lambda: check_registry(config, plugins))
+    results = _run_all(jobs)
+    checks = [check for group in results for check in group]
+    checks += _missing_defaults(config, checks)
+    checks.sort(key=lambda check: AREAS.index(check.area) if check.area in AREAS else len(AREAS))
+    checks += [Check("plugin", f.plugin, "fail", f"plugin {f.plugin} failed in {f.stage}: {f.error}",
+                     "fix its configuration or reinstall it; `pao plugins` lists it")
+               for f in plugins.failures]
+    return Report(tuple(checks))
+
+
+def _run_all(jobs: Sequence[Callable[[], Iterable[Check]]]) -> list[list[Check]]:
+    results: list[list[Check]] = [[] for _ in jobs]
+
+    def run(index: int) -> None:
+        try:
+            results[index] = list(jobs[index]())
+        except Exception as exc:  # a check's own bug is a finding, not a crash
+            results[index] = [Check("doctor", f"check-{index}", "fail", f"a check failed: {one_line(exc)}")]
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(VERSION_TIMEOUT + 5)
+    return results
+
+
+def _missing_defaults(config: PaoConfig, checks: Sequence[Check]) -> list[Check]:
+    """The configured default host or terminal that no installed plugin provides."""
+    found = {(check.area, check.name) for check in checks}
+    missing = []
+    if ("host", config.spawn.host) not in found:
+        line = f"default host {config.spawn.host!r}: no plugin provides it"
+        missing.append(Check("host", config.spawn.host, "fail", line,
+                             "install its plugin, or set [spawn] host in the config"))
+    if ("terminal", config.spawn.terminal) not in found:
+        missing.append(Check("terminal", config.spawn.terminal, "fail",
+                             f"default terminal {config.spawn.terminal!r}: no plugin provides it",
+                             "install its plugin (pao-tmux), or set [spawn] terminal in the config"))
+    return missing
