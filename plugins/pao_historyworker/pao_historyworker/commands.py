@@ -61,7 +61,7 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
     try:
-        report = index_transcripts(conn, root, embed=options.semantic)
+        report = index_transcripts(conn, root, embed=options.semantic, progress=_embedding_progress)
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     finally:
@@ -76,6 +76,13 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         if report.exchanges_embedded:
             print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
     return 0
+
+
+def _embedding_progress(done: int, total: int) -> None:
+    """A progress line on a terminal: a first index of a long history embeds for minutes."""
+    if sys.stderr.isatty():
+        end = "\n" if done >= total else ""
+        print(f"\rembedding exchanges for semantic search: {done} of {total}", end=end, file=sys.stderr, flush=True)
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:

@@ -16,7 +16,7 @@ import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import attrs
 
@@ -176,10 +176,13 @@ def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) 
     return count
 
 
-def index_transcripts(conn: sqlite3.Connection, root: Path, *, embed: bool = True) -> IndexReport:
+def index_transcripts(
+    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None
+) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
-    With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get one.
+    With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
+    one; ``progress(done, total)`` is called as they are embedded.
     """
     started = time.monotonic()
     if not root.exists():
@@ -221,21 +224,21 @@ def index_transcripts(conn: sqlite3.Connection, root: Path, *, embed: bool = Tru
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('exchanges', (SELECT count(*) FROM exchanges))")
     if read or removed:
         bump_generation(conn)
-    embedded = _embed(conn) if embed else None
+    embedded = _embed(conn, progress) if embed else None
     return IndexReport(
         seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3),
         embedded.embedded if embedded else 0, embedded.elapsed_s if embedded else 0.0,
     )
 
 
-def _embed(conn: sqlite3.Connection) -> EmbedReport | None:
+def _embed(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> EmbedReport | None:
     from pao_historyworker import embeddings
 
     if not embeddings.available():
         return None
     from pao_historyworker.vectors import embed_missing
 
-    return embed_missing(conn)
+    return embed_missing(conn, progress)
 
 
 def _prune(conn: sqlite3.Connection, root: Path, present: set[str]) -> int:
