@@ -18,6 +18,17 @@ ScreenState = Literal["ready", "busy", "waiting", "blocked", "dead", "unknown"]
 AgentState = Literal["starting", "ready", "busy", "waiting", "blocked", "paused", "dead"]
 
 
+def parse_timestamp(value: Any) -> dt.datetime | None:
+    """An ISO 8601 string (``Z`` accepted) as an aware datetime (UTC when naive); ``None`` if it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
+
+
 def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value or {})
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 import attrs
 
 from pao_core.errors import PaoError
-from pao_core.models import SpawnRequest
+from pao_core.models import SpawnRequest, parse_timestamp
 
 CLOCK_SLACK = dt.timedelta(seconds=2)
 """A session may carry a start time this much before the record's (clock granularity)."""
@@ -134,14 +134,7 @@ def embedded_block(briefing_file: str, markdown: str, budget_chars: int) -> str:
 
 def session_started(meta: dict[str, Any], key: str) -> dt.datetime | None:
     """The aware start time under ``key`` of a transcript's header, if it parses."""
-    value = meta.get(key)
-    if not isinstance(value, str):
-        return None
-    try:
-        started = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return started if started.tzinfo else started.replace(tzinfo=dt.timezone.utc)
+    return parse_timestamp(meta.get(key))
 
 
 def first_json_line(path: Path) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ from typing import Any, Iterator
 
 import attrs
 
+from pao_core.models import parse_timestamp
+
 _NOISE_PREFIXES = (
     "<command-name>",
     "<command-message>",
@@ -60,16 +62,6 @@ class ReadResult:
     resume: int
     lines: int
     malformed: int
-
-
-def parse_timestamp(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
