@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 
@@ -243,7 +243,7 @@ class Agents:
         if record.target:
             driver.kill(record.target)  # the dead window that is left over
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
-        env = {**(os.environ if environ is None else environ), **host.environment(request)}
+        env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
         self.registry.update(name, state="starting", target=target, pid=driver_pid(driver, target))
         try:
@@ -295,6 +295,17 @@ def _first_named(objects: list[Any], name: str, what: str) -> Any:
             return candidate
     known = ", ".join(sorted({o.name for o in objects})) or "none installed"
     raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
+
+
+def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """``base`` with a host's ``changes`` applied: a value sets a variable, ``None`` removes it."""
+    env = dict(base)
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
 
 
 def driver_pid(driver: TerminalDriver, target: str) -> int | None:

@@ -16,7 +16,7 @@ from pao_core.files import atomic_write, ensure_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
-from pao_core.lifecycle import Agents, driver_pid, send_text
+from pao_core.lifecycle import Agents, agent_environment, driver_pid, send_text
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
 
@@ -112,7 +112,7 @@ def spawn(
         clock.done("4 deliver", briefing_file)
         host_agent.preseed(request.folder)
         clock.done("5 pre-seed", host_agent.name)
-        env.update(host_agent.environment(request))
+        env = agent_environment(env, host_agent.environment(request))
         target = driver.spawn(request.name, request.folder, host_agent.command(request), env)
         record = agents.registry.update(
             request.name, target=target, pid=driver_pid(driver, target), briefing_hash=briefing.content_hash

@@ -74,9 +74,9 @@ def test_input_text_reads_what_is_typed(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_ready_needs_the_no_break_space_and_the_bypass_footer(version: str) -> None:
+def test_ready_needs_an_input_line_and_the_bypass_footer(version: str) -> None:
     screen = golden(version, "ready")
-    assert detector.classify(screen.replace("❯" + NBSP, "❯ ")) is None
+    assert detector.classify(screen.replace("❯" + NBSP, "❯ No, exit")) is None  # a choice, not an input
     assert detector.classify(screen.replace("bypass permissions on", "? for shortcuts")) is None
     assert ClaudeCodeScreens(footer="").classify(screen.replace("bypass permissions on", "auto mode on")).state == "ready"
 
@@ -128,6 +128,13 @@ def test_unrecorded_texts_are_the_installed_clis_own(claude_cli: Path) -> None:
 def test_unrecorded_blockers(text: str, phrase: str) -> None:
     verdict = detector.classify(f"\n\n {text}\n\n ❯ 1. Something\n")
     assert verdict.state == "blocked" and phrase in verdict.reason
+
+
+def test_an_input_box_drawn_without_a_cursor_is_ready() -> None:
+    """2.0.77 started with ``CI=1`` (recorded by hand): the glyph alone, no NO-BREAK SPACE after it."""
+    screen = golden("2.0.77", "ready-ci")
+    assert "❯" + NBSP not in screen
+    assert detector.classify(screen).state == "ready" and input_text(screen) == ""
 
 
 def test_a_1_0_style_prompt_is_ready() -> None:

@@ -24,6 +24,7 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.delivery import deliver
+from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
 from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
@@ -82,8 +83,8 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
         nudge = profile.nudge(request, briefing_file)
         assert MARKER not in nudge
 
-        env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
-               **user_env, **profile.environment(request)}
+        user = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8", **user_env}
+        env = agent_environment(user, profile.environment(request))
         record = AgentRecord(name=request.name, folder=request.folder, topic=TOPIC, host=host, terminal="tmux",
                              target="", created_at=dt.datetime.now(dt.timezone.utc))
         reader = ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)

@@ -17,6 +17,7 @@ from pao_core.delivery import deliver
 from pao_core.hosts.codex import CodexHost
 from pao_core.hosts.common import HostOptions
 from pao_core.hosts.gemini import GeminiHost
+from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_core.tomlfile import UnreadableTOML
@@ -76,8 +77,20 @@ def test_config_table_adds_arguments(pao_config_file: Path, tmp_path: Path) -> N
     gemini = _host("gemini")
     command = gemini.command(_request(tmp_path, "gemini"))
     assert command[0] == "/x/gemini" and command[-2:] == ["--model", "flash"]
-    assert gemini.environment(_request(tmp_path, "gemini")) == {"GEMINI_CLI_NO_RELAUNCH": "true"}
-    assert _host("codex").environment(_request(tmp_path, "codex")) == {}
+    assert gemini.environment(_request(tmp_path, "gemini"))["GEMINI_CLI_NO_RELAUNCH"] == "true"
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex", "gemini"])
+def test_ci_markers_are_removed_from_the_agent_environment(host: str, tmp_path: Path) -> None:
+    changes = _host(host).environment(_request(tmp_path, host))
+    inherited = {"CI": "true", "GITHUB_ACTIONS": "true", "CONTINUOUS_INTEGRATION": "1", "HOME": "/home/u"}
+    assert agent_environment(inherited, changes) == {"HOME": "/home/u"}
+
+
+def test_a_ci_marker_set_in_the_host_table_is_kept(pao_config_file: Path, tmp_path: Path) -> None:
+    pao_config_file.write_text('[hosts.gemini]\nenv = {CI = "true"}\n')
+    changes = _host("gemini").environment(_request(tmp_path, "gemini"))
+    assert agent_environment({"GITHUB_ACTIONS": "true"}, changes) == {"CI": "true"}
 
 
 def test_bad_host_options_name_the_key(pao_config_file: Path) -> None:

@@ -1,7 +1,8 @@
 """Reading Claude Code's screen: ready, busy, waiting on a menu, blocked by a dialog, or dead.
 
 Ready is the input box: a line starting with ``❯`` and a NO-BREAK SPACE (U+00A0, not
-an ASCII space; 1.0.x shows ``>`` instead) with a ``─`` rule right above it and
+an ASCII space; 1.0.x shows ``>`` instead; 2.0.x with ``CI`` set draws the glyph
+alone) with a ``─`` rule right above it and
 another below it, plus the footer ``bypass permissions on`` when pao started the
 agent in bypass mode. Dialogs also draw ``❯`` (``❯ 1. Yes``, ``❯ No, exit``), but
 with an ASCII space and never between two rules, so the glyph alone proves nothing.
@@ -20,7 +21,7 @@ from pao_core.models import ScreenVerdict
 
 NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")
-_INPUT = re.compile(r"^[│\s]{0,3}[❯>]" + NBSP + r"(?P<text>.*?)[\s│]*$")
+_INPUT = re.compile(r"^[│\s]{0,3}[❯>](?:" + NBSP + r"(?P<text>.*?))?[\s│]*$")
 _NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
 _DEAD = re.compile(r"^Pane is dead \(status (?P<status>-?\d+)", re.MULTILINE)
 
@@ -105,7 +106,7 @@ def input_box(screen: str) -> tuple[int, str] | None:
         # A multi-line input continues until the lower rule.
         for below in lines[index + 1 :]:
             if _RULE.search(below):
-                return index, match.group("text")
+                return index, match.group("text") or ""
     return None
 
 

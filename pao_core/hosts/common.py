@@ -16,6 +16,9 @@ import attrs
 from pao_core.errors import PaoError
 from pao_core.models import SpawnRequest, parse_timestamp
 
+HEADLESS_MARKERS = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
+"""Variables by which CLIs decide they run unattended in a CI job."""
+
 CLOCK_SLACK = dt.timedelta(seconds=2)
 """A session may carry a start time this much before the record's (clock granularity)."""
 
@@ -55,9 +58,16 @@ class CliProfile:
         """The executable, pao's ``flags``, then the configured extra arguments."""
         return [*self.executable(), *flags, *self.options.args]
 
-    def environment(self, request: SpawnRequest) -> Mapping[str, str]:
-        """Only the configured extras: pao passes its own environment to the agent already."""
-        return dict(self.options.env)
+    def environment(self, request: SpawnRequest) -> Mapping[str, str | None]:
+        """The configured extras, and ``None`` for each variable that would make the CLI headless.
+
+        pao passes its own environment to the agent already. An agent pao starts runs in a
+        terminal the user can attach to, so CI markers inherited from pao's own
+        environment must not switch it into unattended mode (measured: Claude Code 2.0.x
+        draws no input cursor with any ``CI`` set; Gemini CLI exits at once with
+        ``CI=true``). A marker set in ``[hosts.NAME] env`` is kept.
+        """
+        return {**dict.fromkeys(HEADLESS_MARKERS), **self.options.env}
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         return nudge_text(request, briefing_file)

@@ -118,6 +118,10 @@ def cli_environment(home: Path, base_url: str, api_key: str = DUMMY_API_KEY) -> 
     return env
 
 
+def _tmux_server_env() -> dict[str, str]:
+    return {key: os.environ[key] for key in ("PATH", "LANG", "TMPDIR", "TMUX_TMPDIR") if key in os.environ}
+
+
 @attrs.define
 class PrivateTmux:
     """A tmux server on a private socket, for driving a CLI directly in tests and recordings.
@@ -136,6 +140,7 @@ class PrivateTmux:
             capture_output=True,
             text=True,
             check=True,
+            env=_tmux_server_env(),  # panes get only the env given to start(): nothing leaks from the test run
         )
         return result.stdout
 
