@@ -5,7 +5,9 @@
   (``wait_ready`` returning) minus the moment the agent drew the screen. Target p50 <= 100 ms.
 * overhead: a whole ``pao spawn --no-nudge`` process minus the agent's own start-up
   (its first line of code to its ready screen). Target <= 300 ms. The backends are
-  whatever plugins are installed (``PAO_LOAD_PLUGINS`` unset: every entry point).
+  whatever plugins are installed (``PAO_LOAD_PLUGINS`` unset: every entry point), with
+  the eval corpus loaded: its memory in the embedded longterm store, its transcripts
+  indexed by the history store; the topic is an eval query, so both return items.
 * concurrent: five ``pao spawn`` processes at once; all five must end ready.
 
 Run from the repository root:  .venv/bin/python benches/lifecycle_bench.py [readiness|overhead|concurrent][=COUNT]...
@@ -16,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -88,25 +92,51 @@ def _python_startup_ms(runs: int) -> float:
     return statistics.median(samples)
 
 
+TOPIC = "fix the Zola build failing on Cloudflare Pages preview deploys"
+"""An eval query (q02) that both stores answer."""
+EVAL = ROOT / "tests" / "data" / "eval"
+
+
+def _load_eval_memory(env: dict[str, str], home: Path) -> None:
+    """The eval corpus in the stores a spawn reads: memory imported, transcripts indexed."""
+    shutil.copytree(EVAL / "transcripts", home / ".claude" / "projects")
+    for args in (["memory", "import", str(EVAL / "memory.jsonl")], ["history", "index"]):
+        subprocess.run([sys.executable, RUN_PAO, *args], env=env, check=True, capture_output=True)
+
+
 def overhead(runs: int = 10) -> dict[str, object]:
     """pao's own time in ``pao spawn``: the whole process minus the agent's own start-up.
 
-    The agent's start-up is its interpreter's start (``python -c pass``, measured in the
-    same run) plus its first line of code to its ready screen (stamped by the agent).
+    Measured as a default install runs it (``lexical``: no embeddings extra, or
+    ``semantic = false``) and, when the extra is installed, with semantic history
+    search (``semantic``), which loads numpy and the model in every spawn.
     """
+    from pao_historyworker.embeddings import available
+
+    variants = {"lexical": _overhead(runs, semantic=False)}
+    if available():
+        variants["semantic"] = _overhead(runs, semantic=True)
+    return variants
+
+
+def _overhead(runs: int, semantic: bool) -> dict[str, object]:
+    """The agent's start-up is its interpreter's start (``python -c pass``, measured in the
+    same run) plus its first line of code to its ready screen (stamped by the agent)."""
     socket = f"pao-bench-{os.getpid()}"
-    totals, agent_starts, overheads, cpu, steps = [], [], [], [], {}
+    totals, agent_starts, overheads, cpu, steps, items = [], [], [], [], {}, []
     python_ms = _python_startup_ms(runs)
     try:
         with tempfile.TemporaryDirectory() as home:
-            Path(home, "config.toml").write_text('[spawn]\nhost = "fake"\n')
+            config = f'[spawn]\nhost = "fake"\n[backends.history]\nsemantic = {str(semantic).lower()}\n'
+            Path(home, "config.toml").write_text(config)
+            _load_eval_memory(_pao_env(home, socket), Path(home))
             for run in range(runs):
                 folder = Path(home, f"proj{run}")
                 folder.mkdir()
                 stamps = folder / "stamps.json"
                 env = {**_pao_env(home, socket), "FAKE_AGENT_STAMPS": str(stamps)}
                 started, before = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
-                out = subprocess.run([sys.executable, RUN_PAO, "spawn", "bench the overhead", "--folder", str(folder),
+                out = subprocess.run([sys.executable, RUN_PAO, "spawn", TOPIC, "--folder", str(folder),
                                       "--no-nudge", "--json"], env=env, check=True, capture_output=True, text=True)
                 total = (time.time() - started) * 1000
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -116,14 +146,17 @@ def overhead(runs: int = 10) -> dict[str, object]:
                 totals.append(total)
                 agent_starts.append(agent)
                 overheads.append(total - agent)
-                for step in json.loads(out.stdout)["steps"]:
+                spawned = json.loads(out.stdout)
+                found = re.search(r"(\d+) items from (\d+) backends", out.stderr)
+                items.append(int(found[1]) if found else 0)
+                for step in spawned["steps"]:
                     steps.setdefault(step["step"], []).append(step["ms"])
                 subprocess.run([sys.executable, RUN_PAO, "kill", f"proj{run}"], env=env, check=True,
                                capture_output=True)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     return {"pao_spawn_total": _percentiles(totals), "agent_own_startup": _percentiles(agent_starts),
-            "pao_overhead": _percentiles(overheads), "target_ms": 300,
+            "pao_overhead": _percentiles(overheads), "target_ms": 300, "topic": TOPIC, "briefing_items": items,
             "pao_process_cpu": _percentiles(cpu), "load_average": os.getloadavg()[0], "python_startup_ms": round(python_ms, 1),
             "steps_p50_ms": {name: round(statistics.median(values), 1) for name, values in steps.items()}}
 

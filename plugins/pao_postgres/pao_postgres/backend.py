@@ -32,7 +32,12 @@ class LongtermBackend:
         return self._store
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
-        items = self.store.search(query, limit, deadline)
+        from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
+
+        if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
+            items = search_embedded(self.options, self.home, query, limit, deadline)
+        else:
+            items = self.store.search(query, limit, deadline)
         return [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
 
     def local_files(self) -> list[Path]:

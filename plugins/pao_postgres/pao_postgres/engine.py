@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import sqlalchemy as sa
 
-from pao_core.config import mask_url
-from pao_core.errors import PaoError
+from pao_postgres.errors import LongtermError, reason, remaining
+from pao_postgres.sqlite_read import apply_deadline
 
 CONNECT_TIMEOUT_CAP = 10.0
 WRITE_DEADLINE = 600.0
@@ -27,10 +26,6 @@ WRITE_DEADLINE = 600.0
 _engines: dict[tuple, sa.Engine] = {}
 _engines_lock = threading.Lock()
 _connect_budget = threading.local()
-
-
-class LongtermError(PaoError):
-    """The longterm store could not answer; the message is one line, passwords masked."""
 
 
 def sqlalchemy_url(url: str) -> sa.URL:
@@ -107,14 +102,6 @@ def dispose_all() -> None:
         _engines.clear()
 
 
-def remaining(deadline: float) -> float:
-    """Seconds left before ``deadline``; raise once it has passed."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise LongtermError("deadline passed before the query could run")
-    return left
-
-
 # Searches are index lookups: a sequential scan of a large table is never the plan we
 # want, whatever a LIMIT makes it look like; JIT-compiling a millisecond query costs
 # hundreds of milliseconds; and a search statement's plan does not depend on the topic
@@ -154,7 +141,7 @@ def transaction(
         connection = connection.execution_options(**options)
         with connection.begin():
             if is_sqlite:
-                _sqlite_deadline(connection, deadline)
+                apply_deadline(connection.connection.driver_connection, deadline)
             elif settings:
                 connection.exec_driver_sql(POSTGRES_SETTINGS, postgres_settings(deadline, write))
             yield connection
@@ -198,31 +185,3 @@ def _connect(engine: sa.Engine, left: float) -> sa.Connection:
         return engine.connect()
     finally:
         _connect_budget.seconds = None
-
-
-def _sqlite_deadline(connection: sa.Connection, deadline: float) -> None:
-    raw = connection.connection.driver_connection
-    raw.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
-    busy_ms = max(1, math.ceil(remaining(deadline) * 1000))
-    raw.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-
-
-def reason(exc: BaseException) -> str:
-    """One line saying what went wrong, without SQL text, parameters or passwords."""
-    original = getattr(exc, "orig", None) or exc
-    sqlstate = getattr(original, "sqlstate", None)
-    text = " ".join(str(original).split("\n")[0].split())
-    hints = {
-        "42P01": "a table is missing: run `pao memory init`",
-        "42703": "a column is missing: check the [backends.longterm] column mapping or run `pao memory init`",
-        "57014": "the query ran past its deadline",
-        "28P01": "password authentication failed",
-        "3D000": "the database does not exist",
-    }
-    if sqlstate in hints:
-        text = f"{hints[sqlstate]} ({text})" if sqlstate in ("42P01", "42703") else f"{hints[sqlstate]}: {text}"
-    elif "interrupted" in text and type(original).__name__ == "OperationalError":
-        text = "the query ran past its deadline"
-    elif "no such table" in text:
-        text = f"a table is missing: run `pao memory init` ({text})"
-    return mask_url(text) or type(original).__name__

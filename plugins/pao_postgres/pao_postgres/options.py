@@ -93,3 +93,8 @@ class LongtermOptions:
 
     def sqlite_file(self, home: Path) -> Path:
         return self.sqlite_path or home / "longterm.sqlite3"
+
+    @property
+    def fts_table(self) -> str:
+        """SQLite: the FTS5 table indexing observation content and entity name."""
+        return f"{self.observations.table}_fts"

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from pao_postgres.terms import Topic, fts5_phrase
 
 if TYPE_CHECKING:
+    from pao_postgres.options import LongtermOptions
     from pao_postgres.retrieval import Method, Weights
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.sqlite_read import Rows
 
 
 def quote(identifier: str) -> str:
@@ -25,23 +24,23 @@ def quote(identifier: str) -> str:
 
 
 def ranked_sqlite(
-    store: LongtermStore, connection: sa.Connection, topic: Topic, fetch: int, method: Method, weights: Weights
+    options: LongtermOptions, rows: Rows, topic: Topic, fetch: int, method: Method, weights: Weights
 ) -> list[Any]:
     names = topic.names if method.entity_names else ()
     fetching = weights.candidate_terms(topic.terms)
     match = " OR ".join(fts5_phrase(term) for term in fetching) if fetching else None
-    return _sqlite_query(store, connection, match, names, fetch, method=method, weights=weights, terms=topic.terms)
+    return _sqlite_query(options, rows, match, names, fetch, method=method, weights=weights, terms=topic.terms)
 
 
-def sqlite_all_terms(store: LongtermStore, connection: sa.Connection, words: tuple[str, ...], limit: int) -> list[Any]:
+def sqlite_all_terms(options: LongtermOptions, rows: Rows, words: tuple[str, ...], limit: int) -> list[Any]:
     """The original mode on SQLite: every word must match, ranked by ``bm25()``."""
     match = " AND ".join(fts5_phrase(word) for word in words)
-    return _sqlite_query(store, connection, match, (), limit)
+    return _sqlite_query(options, rows, match, (), limit)
 
 
 def _sqlite_query(
-    store: LongtermStore,
-    connection: sa.Connection,
+    options: LongtermOptions,
+    rows: Rows,
     match: str | None,
     names: tuple[str, ...],
     limit: int,
@@ -50,11 +49,10 @@ def _sqlite_query(
     weights: Weights | None = None,
     terms: tuple[str, ...] = (),
 ) -> list[Any]:
-    t = store.tables
-    fts = quote(t.fts_table)
-    o, e = t.observations, t.entities
-    oc = {key: quote(o.c[key].name) for key in ("id", "entity_id", "content", "position", "created_at")}
-    ec = {key: quote(e.c[key].name) for key in ("id", "name", "entity_type")}
+    fts = quote(options.fts_table)
+    o, e = options.observations, options.entities
+    oc = {key: quote(getattr(o, key)) for key in ("id", "entity_id", "content", "position", "created_at")}
+    ec = {key: quote(getattr(e, key)) for key in ("id", "name", "entity_type")}
     pool = method.pool if method else limit
     params: dict[str, Any] = {"limit": limit, "pool": pool, "match": match or '""'}
     sources = []
@@ -66,7 +64,7 @@ def _sqlite_query(
         params.update({f"n{i}": name for i, name in enumerate(names)})
         name_test = f"(lower(e.{ec['name']}) IN ({slots}))"
         sources.append(
-            f"SELECT * FROM (SELECT o.{oc['id']} AS id, 0.0 AS rank FROM {quote(o.name)} o JOIN {quote(e.name)} e "
+            f"SELECT * FROM (SELECT o.{oc['id']} AS id, 0.0 AS rank FROM {quote(o.table)} o JOIN {quote(e.table)} e "
             f"ON e.{ec['id']} = o.{oc['entity_id']} WHERE lower(e.{ec['name']}) IN ({slots}) LIMIT :pool)"
         )
     if not sources:
@@ -92,9 +90,8 @@ def _sqlite_query(
         f"scored AS MATERIALIZED (SELECT e.{ec['name']} AS name, e.{ec['entity_type']} AS entity_type, "
         f"o.{oc['content']} AS content, o.{oc['position']} AS position, o.{oc['created_at']} AS created_at, "
         f"{matched} AS matched, {covered} AS covered, f.rank AS rank, f.id AS id "
-        f"FROM flagged f JOIN {quote(o.name)} o ON o.{oc['id']} = f.id "
-        f"JOIN {quote(e.name)} e ON e.{ec['id']} = o.{oc['entity_id']}) "
+        f"FROM flagged f JOIN {quote(o.table)} o ON o.{oc['id']} = f.id "
+        f"JOIN {quote(e.table)} e ON e.{ec['id']} = o.{oc['entity_id']}) "
         f"SELECT *, covered + rank / (1.0 + rank) AS score FROM scored ORDER BY score DESC, id LIMIT :limit"
     )
-    # Straight to the driver (sqlite3 binds :name itself): no SQL compilation per search.
-    return list(connection.exec_driver_sql(sql, params))
+    return rows(sql, params)

@@ -19,18 +19,21 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import sqlalchemy as sa
 
-from pao_core.models import MemoryItem
-from pao_postgres.engine import transaction
-from pao_postgres.postgres_ranked import ranked_postgres
+from pao_postgres.items import make_item
 from pao_postgres.ranked import quote, ranked_sqlite, sqlite_all_terms
+from pao_postgres.sqlite_read import Rows, reading
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from pao_core.models import MemoryItem
+    from pao_postgres.options import LongtermOptions
     from pao_postgres.store import LongtermStore
 
 
@@ -96,27 +99,55 @@ def search(store: LongtermStore, query: str, limit: int, deadline: float, mode: 
     return run_method(store, query, limit, deadline, METHODS[mode])
 
 
-def run_method(store: LongtermStore, query: str, limit: int, deadline: float, method: Method | None) -> list[MemoryItem]:
-    from pao_postgres.store import make_item
+def reads_without_sqlalchemy(options: LongtermOptions) -> bool:
+    """Whether searches of this store run on the standard library alone (the embedded
+    store in a ranked mode): the spawn path then never imports SQLAlchemy."""
+    return not options.url.strip() and METHODS[options.mode] is not None
 
+
+def search_embedded(options: LongtermOptions, home: Path, query: str, limit: int, deadline: float) -> list[MemoryItem]:
+    """:func:`search` for a store where :func:`reads_without_sqlalchemy` holds."""
+    method = METHODS[options.mode]
+    assert method is not None and not options.url.strip()
+    return _ranked_sqlite_file(options, options.sqlite_file(home), analyse(query), max(1, int(limit)), deadline, method)
+
+
+def run_method(store: LongtermStore, query: str, limit: int, deadline: float, method: Method | None) -> list[MemoryItem]:
     topic = analyse(query)
     limit = max(1, int(limit))
+    if method is not None and store.is_sqlite:
+        return _ranked_sqlite_file(store.options, store.sqlite_file, topic, limit, deadline, method)
     if method is not None and not (topic.terms or (method.entity_names and topic.names)):
         return []
-    if method is not None and not store.is_sqlite:
+    if method is not None:
+        from pao_postgres.postgres_ranked import ranked_postgres
+
         # One statement, one round trip; it weighs the terms too, so each row carries
         # the topic's totals for the floor.
         rows = ranked_postgres(store, topic, limit * 4, deadline, method)
         rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
     else:
+        from pao_postgres.engine import transaction
+
         with transaction(store.engine(), deadline) as connection:
-            if method is None:
-                rows = _original(store, connection, topic, limit)
-            else:
-                weights = _weights(store, connection, topic, method)
-                found = ranked_sqlite(store, connection, topic, limit * 4, method, weights)
-                rows = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
-    return [make_item(r.name, r.entity_type, r.content, r.position, r.created_at, r.score) for r in rows[:limit]]
+            rows = _original(store, connection, topic, limit)
+    return _items(rows[:limit])
+
+
+def _ranked_sqlite_file(
+    options: LongtermOptions, path: Path, topic: Topic, limit: int, deadline: float, method: Method
+) -> list[MemoryItem]:
+    if not (topic.terms or (method.entity_names and topic.names)) or not path.exists():
+        return []
+    with reading(path, deadline) as rows:
+        weights = _weights(options, rows, topic, method)
+        found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
+    kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+    return _items(kept[:limit])
+
+
+def _items(rows: list[Any]) -> list[MemoryItem]:
+    return [make_item(r.name, r.entity_type, r.content, r.position, r.created_at, r.score) for r in rows]
 
 
 def _floor(rows: list[Any], method: Method, total: float, useful: int) -> list[Any]:
@@ -133,12 +164,12 @@ def _floor(rows: list[Any], method: Method, total: float, useful: int) -> list[A
     return kept
 
 
-def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, method: Method) -> Weights:
+def _weights(options: LongtermOptions, rows: Rows, topic: Topic, method: Method) -> Weights:
     """Term rarity from the store itself: ``ln(1 + N / (df + 1))``, 0 for common terms."""
     count = len(topic.terms)
     if not (method.coverage and method.idf) or count == 0:
         return Weights((1.0,) * count, method.name_bonus)
-    total, frequencies = _sqlite_frequencies(store, connection, topic.terms, method.df_cap)
+    total, frequencies = _sqlite_frequencies(options, rows, topic.terms, method.df_cap)
     common = tuple(df >= method.df_cap for df in frequencies)
     # A term in df_cap observations or more says as little as a stop word: weight 0.
     terms = tuple(0.0 if too_common else math.log(1 + total / (df + 1)) for df, too_common in zip(frequencies, common))
@@ -146,14 +177,12 @@ def _weights(store: LongtermStore, connection: sa.Connection, topic: Topic, meth
     return Weights(terms, method.name_bonus * (sum(useful) / len(useful) if useful else 1.0), common)
 
 
-def _sqlite_frequencies(
-    store: LongtermStore, connection: sa.Connection, terms: tuple[str, ...], cap: int
-) -> tuple[int, list[int]]:
-    fts = quote(store.tables.fts_table)
+def _sqlite_frequencies(options: LongtermOptions, rows: Rows, terms: tuple[str, ...], cap: int) -> tuple[int, list[int]]:
+    fts = quote(options.fts_table)
     counts = [f"(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :t{i} LIMIT :cap))" for i in range(len(terms))]
     params: dict[str, Any] = {f"t{i}": fts5_phrase(term) for i, term in enumerate(terms)} | {"cap": cap}
-    size = f"(SELECT count(*) FROM {quote(store.tables.observations.name)})"
-    row = connection.exec_driver_sql(f"SELECT {size}, {', '.join(counts)}", params).one()
+    size = f"(SELECT count(*) FROM {quote(options.observations.table)})"
+    row = rows(f"SELECT {size}, {', '.join(counts)}", params)[0]
     return max(1, int(row[0])), [int(df) for df in row[1:]]
 
 
@@ -161,13 +190,15 @@ def _sqlite_frequencies(
 
 
 def _original(store: LongtermStore, connection: sa.Connection, topic: Topic, limit: int) -> list[Any]:
+    import sqlalchemy as sa
+
     t = store.tables
     obs, ent = t.observations, t.entities
     columns = (ent.c.name, ent.c.entity_type, obs.c.content, obs.c.position, obs.c.created_at)
     joined = obs.join(ent, ent.c.id == obs.c.entity_id)
     rows: list[Any] = []
     if store.is_sqlite and topic.words:
-        rows = sqlite_all_terms(store, connection, topic.words, limit)
+        rows = sqlite_all_terms(store.options, lambda sql, params: list(connection.exec_driver_sql(sql, params)), topic.words, limit)
     elif not store.is_sqlite and topic.text:
         tsquery = sa.func.plainto_tsquery(t.regconfig(), sa.bindparam("topic", topic.text))
         vector = t.search_vector("postgresql")

@@ -27,8 +27,7 @@ class Tables:
 
     @property
     def fts_table(self) -> str:
-        """SQLite: the FTS5 table indexing observation content and entity name."""
-        return f"{self.options.observations.table}_fts"
+        return self.options.fts_table
 
     def regconfig(self) -> sa.ColumnElement:
         """The text-search configuration as a SQL literal (a validated identifier)."""

@@ -11,6 +11,7 @@ import attrs
 import sqlalchemy as sa
 
 from pao_core.models import MemoryItem
+from pao_postgres.items import as_utc, make_item
 from pao_postgres import engine as engines
 from pao_postgres.engine import LongtermError, transaction
 from pao_postgres.mcpfile import MemoryFile
@@ -206,29 +207,6 @@ class LongtermStore:
         if not self.exists():
             return []
         return search(self, query, limit, deadline, mode or self.options.mode)
-
-
-def as_utc(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite returns naive datetimes (stored as UTC): make every timestamp aware."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value)
-    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
-
-
-def make_item(entity: str, entity_type: str, text: str, position: int, created: Any, score: float) -> MemoryItem:
-    """An observation as pao's memory item (id ``obs:<entity>#<position>``)."""
-    return MemoryItem(
-        backend="longterm",
-        id=f"obs:{entity}#{position}",
-        title=entity,
-        text=text,
-        kind="observation",
-        timestamp=as_utc(created),
-        score=float(score),
-        meta={"entity": entity, "entity_type": entity_type, "position": position},
-    )
 
 
 def _chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:

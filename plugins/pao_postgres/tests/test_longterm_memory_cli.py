@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from longterm_helpers import EVAL_MEMORY, Longterm
@@ -161,3 +163,22 @@ def test_fresh_machine_without_store(pao_env: Path) -> None:
     assert not (pao_env / "pao" / "longterm.sqlite3").exists()
     stats = env.pao_json("memory", "stats")
     assert stats["exists"] is False
+
+
+def test_embedded_search_does_not_import_sqlalchemy(pao_env: Path) -> None:
+    """`pao brief` runs at every spawn: on the embedded store it reads with sqlite3 alone."""
+    from longterm_helpers import Longterm as Env
+
+    env = Env("sqlite", pao_env / "pao", pao_env / "config.toml", None, None)
+    env.pao("memory", "import", str(EVAL_MEMORY))
+    script = (
+        "import json, sys\n"
+        "from pao_core.cli import main\n"
+        "code = main(['brief', 'Gus smells like acetone', '--json'])\n"
+        "print(json.dumps({'code': code, 'sqlalchemy': 'sqlalchemy' in sys.modules}), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    verdict = json.loads(done.stderr.strip().splitlines()[-1])
+    briefing = json.loads(done.stdout)
+    assert verdict == {"code": 0, "sqlalchemy": False}
+    assert [i["id"] for i in briefing["items"] if i["backend"] == "longterm"][0] == "obs:Gus#7"
