@@ -34,9 +34,10 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
     Readers see the old content or the new content, never a mix. The file keeps its
-    permission bits (or gets ``mode``/0o644 when new).
+    permission bits (or gets ``mode``/0o644 when new). A symlink stays a symlink: the
+    file it points to is the one replaced (dotfile managers link ``~/.claude.json``).
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if mode is None:
         try:
@@ -195,7 +196,7 @@ def update_json(
     given, makes a second lock (another program's own, such as Claude Code's) that is
     held inside pao's lock for just the read-change-write.
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))  # the lock, backup and write all at the real file
     lock = Path(lock_path) if lock_path else target.with_name(target.name + ".pao.lock")
     with pid_lock(lock, timeout=timeout), (hold() if hold else contextlib.nullcontext()):
         try:

@@ -187,11 +187,15 @@ class Agents:
         host = self.host(record.host)
         send_text(driver, record.target, text, submit_key=host.submit_key, reader=self.reader(record.host), name=name)
 
-    def kill(self, name: str) -> AgentRecord:
-        """End the agent's process and forget it (its checkpoint too)."""
+    def kill(self, name: str, *, forget_only: bool = False) -> AgentRecord:
+        """End the agent's process and forget it (its checkpoint too); ``forget_only``: only forget it."""
         record = self.registry.get(name)
-        if record.target:
-            self.driver(record.terminal).kill(record.target)
+        if record.target and not forget_only:
+            try:
+                driver = self.driver(record.terminal)
+            except ValidationError as exc:
+                raise ValidationError(f"{exc}: cannot end {quoted(name)}; `pao kill {name} --forget` forgets it") from None
+            driver.kill(record.target)
         checkpoint = record.extra.get("checkpoint")
         if checkpoint:
             Path(checkpoint).unlink(missing_ok=True)

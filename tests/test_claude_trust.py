@@ -190,3 +190,28 @@ def test_a_legacy_config_file_is_the_one_edited(home: Path, folder: Path) -> Non
     claude_trust.trust_folder(str(folder), home=home)
     assert read(home / ".claude" / ".config.json")["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert str(folder) not in read(home / ".claude.json")["projects"]
+
+
+def test_a_symlinked_claude_json_stays_a_symlink(home: Path, folder: Path, tmp_path: Path) -> None:
+    """Dotfile managers link ~/.claude.json; the pre-seed edits the file it points to."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude.json"
+    os.replace(home / ".claude.json", real)
+    (home / ".claude.json").symlink_to(real)
+    claude_trust.trust_folder(str(folder), home=home)
+    assert (home / ".claude.json").is_symlink() and os.readlink(home / ".claude.json") == str(real)
+    data = read(real)
+    assert data["projects"][str(folder)]["hasTrustDialogAccepted"] is True and data["numStartups"] == 7
+    assert (dotfiles / "claude.json.bak").exists() and not (home / ".claude.json.bak").exists()
+
+
+def test_the_lock_of_a_symlinked_claude_json_is_beside_the_link(home: Path, folder: Path, tmp_path: Path) -> None:
+    """2.0.77 locks ``lockfilePath: file + ".lock"`` with the unresolved path, and writes through the link."""
+    real = tmp_path / "claude.json"
+    os.replace(home / ".claude.json", real)
+    (home / ".claude.json").symlink_to(real)
+    (home / ".claude.json.lock").mkdir()
+    with pytest.raises(LockTimeout, match="held by a running Claude Code"):
+        claude_trust.trust_folder(str(folder), home=home, timeout=0.3)
+    assert str(folder) not in read(real)["projects"]

@@ -21,7 +21,7 @@ from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_core.tomlfile import UnreadableTOML
-from pao_core.errors import PaoError
+from pao_core.errors import ConfigError, PaoError
 from pao_core.files import UnreadableJSON
 from pao_core.testing.host_cases import CASES
 from pao_core.testing.hostrun import fail_unless_loopback_only
@@ -50,6 +50,15 @@ def test_both_hosts_are_default_plugins(pao) -> None:
     for module in ("pao_core.hosts.codex", "pao_core.hosts.gemini"):
         assert rows[module]["default"] is True
         assert {"pao_host_agents", "pao_readiness_detectors"} <= set(rows[module]["hooks"])
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_configured_command_is_split_like_a_shell_would(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(f"PAO_{host.upper()}_COMMAND", f"'/opt/my tools/{host}' --profile work")
+    assert _host(host).command(_request(tmp_path, host))[:3] == [f"/opt/my tools/{host}", "--profile", "work"]
+    monkeypatch.setenv(f"PAO_{host.upper()}_COMMAND", f"'/opt/{host}")
+    with pytest.raises(ConfigError, match=f"hosts.{host}.command: cannot parse"):
+        _host(host).command(_request(tmp_path, host))
 
 
 def test_command_lines_run_unattended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -298,3 +298,21 @@ def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
     monitor.terminate()
     out, _ = monitor.communicate(timeout=10)
     assert out.count("NAME  ") >= 3 and "watched  ready" in out
+
+
+def test_kill_without_the_terminal_plugin_changes_nothing_until_told_to_forget(pao: Pao) -> None:
+    import datetime as dt
+
+    from pao_core.models import AgentRecord
+
+    folder = pao.folder("mac")
+    record = AgentRecord(name="mac", folder=str(folder), topic="t", host="fake", terminal="terminalapp-uninstalled",
+                         target="window 4/tab 1", created_at=dt.datetime.now(dt.timezone.utc))
+    _registry(pao).add(record)
+    code, _, err = pao("kill", "mac")
+    assert code == 2 and err.count("\n") == 1
+    assert "unknown terminal" in err and "pao kill mac --forget" in err
+    assert [r.name for r in _registry(pao).list()] == ["mac"]
+    code, _, err = pao("kill", "mac", "--forget")
+    assert code == 0 and "forgot mac" in err
+    assert _registry(pao).list() == []

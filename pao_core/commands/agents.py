@@ -56,6 +56,11 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         parser = subparsers.add_parser(command, help=help_text)
         parser.add_argument("name", metavar="NAME")
         parser.set_defaults(func=func)
+        if command == "kill":
+            parser.add_argument(
+                "--forget", action="store_true",
+                help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
+            )
 
     monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
     monitor.add_argument("--once", action="store_true", help="print the table once and exit")
@@ -169,8 +174,8 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
-    record = _agents(config).kill(args.name)
-    _say(f"killed {record.name}")
+    record = _agents(config).kill(args.name, forget_only=args.forget)
+    _say(f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}")
     return 0
 
 

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Literal, Mapping
 
 import attrs
 
-from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts import claude_trust
 from pao_core.hosts.claude_screens import ClaudeCodeScreens
@@ -68,18 +66,6 @@ class ClaudeCode(CliProfile):
     submit_key: str = "Enter"
 
     # -- starting ------------------------------------------------------------------
-
-    def executable(self) -> list[str]:
-        """The command that runs Claude Code, without pao's flags; a configured one is split like a shell would."""
-        if not self.options.command:
-            return super().executable()
-        try:
-            words = shlex.split(self.options.command)
-        except ValueError as exc:
-            raise ConfigError(f"hosts.claude-code.command: cannot parse {self.options.command!r}: {exc}") from None
-        if not words:
-            raise ConfigError("hosts.claude-code.command: is empty")
-        return words
 
     def permission_args(self) -> list[str]:
         if self.options.permission_mode == "bypassPermissions":

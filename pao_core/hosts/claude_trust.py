@@ -65,7 +65,9 @@ def claude_lock(config_file: Path, *, timeout: float = 10.0) -> Iterator[None]:
     """Hold Claude Code's own lock on ``config_file``: the directory ``<file>.lock``.
 
     Same protocol as proper-lockfile: ``mkdir`` is the atomic take, a lock whose mtime
-    is older than 10 s is stale and removed, ``rmdir`` releases.
+    is older than 10 s is stale and removed, ``rmdir`` releases. Claude Code names the
+    lock after the path it was given (``lockfilePath: file + ".lock"``), so when
+    ``config_file`` is a symlink the lock sits beside the link, not the real file.
     """
     lock_dir = config_file.with_name(config_file.name + ".lock")
     give_up = time.monotonic() + timeout

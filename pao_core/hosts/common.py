@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import attrs
 
-from pao_core.errors import PaoError
+from pao_core.errors import ConfigError, PaoError
 from pao_core.models import SpawnRequest, parse_timestamp
 
 HEADLESS_MARKERS = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
@@ -39,6 +40,7 @@ class CliProfile:
     """
 
     options: HostOptions
+    name: str
     program: ClassVar[str]
     """The CLI's executable name, looked up on PATH unless ``command`` is configured."""
     install_hint: ClassVar[str]
@@ -46,9 +48,19 @@ class CliProfile:
     """Versions whose screens and settings pao was measured against."""
 
     def executable(self) -> list[str]:
-        """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing."""
+        """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing.
+
+        A configured ``command`` (or ``PAO_<HOST>_COMMAND``) is split like a shell splits
+        words, so it may carry arguments or a quoted path with spaces; no shell runs it.
+        """
         if self.options.command:
-            return [self.options.command]
+            try:
+                words = shlex.split(self.options.command)
+            except ValueError as exc:
+                raise ConfigError(f"hosts.{self.name}.command: cannot parse {self.options.command!r}: {exc}") from None
+            if not words:
+                raise ConfigError(f"hosts.{self.name}.command: is empty")
+            return words
         found = shutil.which(self.program)
         if not found:
             raise PaoError(f"no `{self.program}` on PATH: {self.install_hint}")
