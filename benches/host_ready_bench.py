@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-to-ready time of the pinned Codex and Gemini CLIs, as pao starts them.
+"""Start-to-ready time of the pinned Claude Code, Codex and Gemini CLIs, as pao starts them.
 
 ``.venv/bin/python benches/host_ready_bench.py [RUNS] [--json]`` (default 5 per host). As root it
 re-runs itself inside a loopback-only network namespace. Each run: a fresh HOME with the
@@ -23,15 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pao_core.testing.claude_cli import isolation_problem  # noqa: E402
 
 
-def one_start(host: str, run: int) -> float:
+def one_start(case, run: int) -> float:
     from pao_core.config import load_config
     from pao_core.models import SpawnRequest
     from pao_core.plugins import build_plugins
     from pao_core.readiness import ScreenReader
-    from pao_core.testing.host_cases import CASES
     from pao_core.testing.hostrun import HostTmux, watch
 
-    case = CASES[host]
+    host = case.host
     if case.binary is None or not case.binary.exists():
         raise SystemExit(f"{host}: the pinned CLI is not installed ({case.binary}); scripts/setup --test installs it")
     base = Path(tempfile.mkdtemp(prefix=f"pao-bench-{host}-"))
@@ -41,7 +40,7 @@ def one_start(host: str, run: int) -> float:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     with case.make_stub() as stub:
         env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
-               "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, f"PAO_{host.upper()}_COMMAND": str(case.binary),
+               "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, case.command_variable: str(case.binary),
                **case.user_setup(home, stub)}
         os.environ.update(env)
         config, plugins = load_config(env), build_plugins(env)
@@ -71,8 +70,12 @@ def main() -> int:
     runs = int(numbers[0]) if numbers else 5
     load = os.getloadavg()[0]
     report = {}
-    for host in ("codex", "gemini"):
-        times = [one_start(host, run) for run in range(runs)]
+    from pao_core.testing.claude_cli import pinned_versions
+    from pao_core.testing.host_cases import CASES, claude_case
+
+    cases = {f"claude-code {version}": claude_case(version) for version in pinned_versions()} | CASES
+    for host, case in cases.items():
+        times = [one_start(case, run) for run in range(runs)]
         report[host] = {"runs": runs, "p50_s": round(statistics.median(times), 2), "min_s": round(min(times), 2),
                         "max_s": round(max(times), 2), "load_average": load}
         if not as_json:

@@ -1,4 +1,4 @@
-"""The real Codex and Gemini CLIs under test: how each is pointed at its loopback stub.
+"""The real host CLIs under test: how each is pointed at its loopback stub.
 
 What a ``HostCase.prepare`` writes is the *user's* side of the setup (a model
 provider, an API key), done before pao's pre-seed runs, so tests also prove the
@@ -13,6 +13,8 @@ from typing import Callable
 
 import attrs
 
+from pao_core.testing.anthropic_stub import AnthropicStub
+from pao_core.testing.claude_cli import cli_environment, cli_path, seed_home
 from pao_core.testing.gemini_stub import GeminiStub
 from pao_core.testing.hostrun import pinned_cli
 from pao_core.testing.loopback_stub import LoopbackStub
@@ -45,6 +47,12 @@ def _gemini_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:
     return {"GOOGLE_GEMINI_BASE_URL": stub.url, "GEMINI_API_KEY": "loopback-key"}
 
 
+def _claude_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:
+    seed_home(home)
+    own = ("HOME", "PATH", "TERM", "LANG")
+    return {key: value for key, value in cli_environment(home, stub.url).items() if key not in own}
+
+
 @attrs.frozen
 class HostCase:
     """One host CLI under test: its binary, its stub, the user's setup and the model route."""
@@ -56,6 +64,11 @@ class HostCase:
     model_route: str
     """The route (suffix) of the request that carries the conversation to the model."""
 
+    @property
+    def command_variable(self) -> str:
+        """The environment variable that points pao at this CLI."""
+        return "PAO_CLAUDE_COMMAND" if self.host == "claude-code" else f"PAO_{self.host.upper()}_COMMAND"
+
 
 CASES: dict[str, HostCase] = {
     "codex": HostCase(
@@ -66,3 +79,8 @@ CASES: dict[str, HostCase] = {
         ":streamGenerateContent",
     ),
 }
+
+
+def claude_case(version: str) -> HostCase:
+    """One pinned Claude Code version (``scripts/pins.sh``); its binary must be installed."""
+    return HostCase("claude-code", cli_path(version), AnthropicStub, _claude_user_setup, "/v1/messages")
