@@ -67,7 +67,7 @@ class HistoryBackend:
         from pao_historyworker.search import Tuning, search
 
         with local_index(self.index_path, deadline) as conn:
-            return search(conn, query, limit, Tuning(semantic=self.options.semantic))
+            return search(conn, query, limit, Tuning(semantic=self.options.semantic), deadline=deadline)
 
     def local_files(self) -> list[Path]:
         """The local index file (none when a server is configured), for ``pao doctor``."""

@@ -13,8 +13,9 @@ import functools
 import importlib.util
 import os
 import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
@@ -246,3 +247,31 @@ def shared_encoder() -> Encoder:
         if isinstance(_shared, EmbeddingsUnavailable):
             raise _shared
         return _shared
+
+
+def encode_topic(text: str, deadline: float | None = None) -> np.ndarray | None:
+    """``text``'s vector from the shared encoder, or ``None`` when it is not ready by ``deadline``.
+
+    The first call of a process loads numpy and the model (about 0.2 s; seconds on a
+    loaded machine). That happens on a daemon thread, so a search can give up on the
+    vectors and still return its lexical hits in time; the load goes on, and later
+    searches of a long-lived process (``pao history serve``) use it.
+    """
+    if deadline is None:
+        return shared_encoder().encode_one(text)
+    outcome: list[Any] = []
+    worker = threading.Thread(target=_encode_into, args=(text, outcome), name="pao-embed-topic", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if not outcome:
+        return None
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def _encode_into(text: str, outcome: list[Any]) -> None:
+    try:
+        outcome.append(shared_encoder().encode_one(text))
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
+        outcome.append(exc)

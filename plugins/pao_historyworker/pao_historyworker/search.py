@@ -89,6 +89,10 @@ def _phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+LEXICAL_RESERVE = 0.25
+"""Seconds kept, before the caller's deadline, for the vector lookup, the fusion and the answer."""
+
+
 def _stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
     """Each word's indexed term, using FTS5's own tokenizer (so stems match exactly)."""
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(word, tokenize='{TOKENIZER}')")
@@ -107,13 +111,20 @@ def _idf(total: int, df: int) -> float:
     return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
 
 
-def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tuning()) -> list[MemoryItem]:
-    """The exchanges that match ``topic``, best first, above the floor."""
+def search(
+    conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tuning(), deadline: float | None = None
+) -> list[MemoryItem]:
+    """The exchanges that match ``topic``, best first, above the floor.
+
+    With a ``deadline`` (``time.monotonic()``), semantic search is given up, and the
+    lexical hits returned alone, when the topic's vector is not ready
+    :data:`LEXICAL_RESERVE` seconds before it (the model loads once per process).
+    """
     if limit <= 0:
         return []
     hits = lexical_hits(conn, topic, tuning)
     if tuning.semantic:
-        near = _vector_hits(conn, topic, tuning)
+        near = _vector_hits(conn, topic, tuning, None if deadline is None else deadline - LEXICAL_RESERVE)
         if near:
             hits = fuse_by_rank([hits, near], tuning.rrf_k)
     if tuning.session_weight > 0:
@@ -121,12 +132,12 @@ def search(conn: sqlite3.Connection, topic: str, limit: int, tuning: Tuning = Tu
     return _items(conn, hits[:limit])
 
 
-def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning) -> list[tuple[int, float]]:
+def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning, deadline: float | None) -> list[tuple[int, float]]:
     from pao_historyworker.embeddings import EmbeddingsUnavailable
     from pao_historyworker.vectors import nearest
 
     try:
-        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates)
+        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline)
     except EmbeddingsUnavailable:
         # a broken model install costs the vectors, not the lexical hits (stats and tests say why)
         return []

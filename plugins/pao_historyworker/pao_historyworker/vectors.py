@@ -127,20 +127,24 @@ def load_matrix(conn: sqlite3.Connection) -> VectorMatrix | None:
     return loaded
 
 
-def nearest(conn: sqlite3.Connection, topic: str, floor: float, limit: int) -> list[tuple[int, float]]:
+def nearest(
+    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None
+) -> list[tuple[int, float]]:
     """Exchanges whose similarity to ``topic`` (mean cosine, see above) is at least ``floor``, best first.
 
-    Empty when the extra is not installed or the index holds no vectors (lexical search
-    then works alone).
+    Empty when the extra is not installed, the index holds no vectors, or the topic's
+    vector is not ready by ``deadline`` (lexical search then works alone).
     """
     if not topic.strip() or limit <= 0 or not embeddings.available():
+        return []
+    query = embeddings.encode_topic(topic, deadline)
+    if query is None:
         return []
     import numpy as np
 
     loaded = load_matrix(conn)
     if loaded is None:
         return []
-    query = embeddings.shared_encoder().encode_one(topic)
     similarity = loaded.matrix @ query
     above = np.flatnonzero(similarity >= floor)
     best = above[np.argsort(-similarity[above], kind="stable")][:limit]

@@ -224,3 +224,28 @@ def test_a_broken_model_costs_the_vectors_not_the_lexical_hits(semantic_env, tmp
         assert stats(conn, index)["semantic_search"].startswith("broken: cannot load all-MiniLM-L6-v2")
     finally:
         conn.close()
+
+
+def test_a_slow_model_load_costs_the_vectors_not_the_deadline(semantic_env, monkeypatch):
+    """On a loaded machine the first model load of a process can outlast the gather deadline:
+    the search then answers in time with its lexical hits, and the load goes on for later ones."""
+    import threading
+
+    release = threading.Event()
+    real_load = embeddings.Encoder.load
+
+    def slow_load(folder=None):
+        release.wait(60)
+        return real_load(folder)
+
+    monkeypatch.setattr(embeddings.Encoder, "load", staticmethod(slow_load))
+    monkeypatch.setattr(embeddings, "_shared", None)
+    backend = history_backend(semantic_env)
+    started = time.monotonic()
+    keyword = backend.search("fix the notarization failure in the Mac DMG build", 10, started + 1.5)
+    assert time.monotonic() - started < 1.5
+    assert keyword and keyword[0].meta["project"] == "/Users/sam/code/driftnote"
+    assert backend.search(PARAPHRASE, 10, time.monotonic() + 0.5) == []  # its vector is not ready yet
+    release.set()
+    found = backend.search(PARAPHRASE, 10, time.monotonic() + 60)
+    assert found and found[0].meta["project"] == "/Users/sam/code/kitchen"
