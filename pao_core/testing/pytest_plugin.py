@@ -8,11 +8,13 @@
 - ``claude_version`` / ``claude_cli``: one test per pinned CLI version, and its path.
 - ``claude_env``: the CLI's environment (stub URL, dummy key, no updater, no npm).
 - ``private_tmux``: a tmux server on a private socket, killed after the test.
+- ``private_tmp``: the test's own folder for ``tempfile`` (launch specs, paste files).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -66,3 +68,12 @@ def private_tmux() -> Iterator[PrivateTmux]:
         yield tmux
     finally:
         tmux.kill_server()
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of the test's own where ``tempfile`` puts files, to check none is left behind."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder

@@ -20,6 +20,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 import attrs
 
 from pao_core.errors import ValidationError
+from pao_core.launch import discard_spec, write_spec
 from pao_terminalapp.bridge import (
     SYSTEM_EVENTS,
     TERMINAL,
@@ -33,7 +34,7 @@ from pao_terminalapp.bridge import (
     terminal_not_running,
 )
 from pao_terminalapp.keys import KeyStroke, key_stroke
-from pao_terminalapp.launch import launch_script
+from pao_terminalapp.launch import launch_line
 
 _non_negative = attrs.validators.ge(0)
 
@@ -119,10 +120,17 @@ class TerminalAppDriver:
     # -- the contract ------------------------------------------------------------------
 
     def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
-        script = launch_script(folder, command, env)
-        apps = self._session()
+        """Type the launcher's line into a new tab; ``command`` and ``env`` go through its spec file."""
+        spec_path = write_spec(command, env)
+        try:
+            script = launch_line(folder, spec_path)
+            apps = self._session()
+            with talking_to(TERMINAL):
+                tab = self._open(apps, script)
+        except BaseException:
+            discard_spec(spec_path)  # no shell will run the launcher that deletes it
+            raise
         with talking_to(TERMINAL):
-            tab = self._open(apps, script)
             device = tab.tty.get()
             address = self._find(apps, device)
             if self.options.title:

@@ -1,38 +1,34 @@
 """The shell line Terminal.app types into a new tab to start the agent.
 
-``do script`` types the line into the tab's login shell (zsh, bash or sh), so every
-word is quoted with :func:`shlex.quote`, and control characters are refused: a
-newline or tab would be typed as a key (submitting early, or completing).
+``do script`` types the line into the tab's interactive login shell (zsh, bash or sh),
+where it shows on screen and lands in the shell's history. So the line carries paths
+only: ``cd -- FOLDER && exec PYTHON -I -S LAUNCHER SPEC``. The agent's command and
+environment (API keys) wait in the private spec file that pao's launcher reads and
+deletes (:mod:`pao_core.launch`). Every word is quoted with :func:`shlex.quote`, and
+control characters are refused: a newline or tab would be typed as a key (submitting
+early, or completing).
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 import unicodedata
-from typing import Mapping, Sequence
 
 from pao_core.errors import ValidationError
+from pao_core.launch import launcher_argv
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+def launch_line(folder: str, spec_path: str) -> str:
+    """``cd -- FOLDER && exec PYTHON -I -S LAUNCHER SPEC``, every word shell-quoted.
 
-def launch_script(folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
-    """``cd -- FOLDER && exec env NAME=VALUE... COMMAND...``, every word shell-quoted."""
-    if not command:
-        raise ValidationError("the host agent gave no command to start")
-    _refuse_control("folder", folder)
-    for word in command:
-        _refuse_control("command", word)
-    for name, value in env.items():
-        if not _ENV_NAME.fullmatch(name):
-            raise ValidationError(f"environment variable name {name!r} is not valid")
-        _refuse_control(f"environment variable {name}", value)
-    words = ["exec"]
-    if env:
-        words += ["env", *(f"{name}={value}" for name, value in env.items())]
-    words += command
-    return f"cd -- {shlex.quote(folder)} && " + " ".join(shlex.quote(word) for word in words)
+    ``cd`` stays in the shell, so a missing folder is reported there and the agent never starts.
+    """
+    launcher = launcher_argv(spec_path)
+    python, *_, script, spec = launcher
+    typed = {"folder": folder, "Python interpreter path": python, "launcher path": script, "launch file path": spec}
+    for what, text in typed.items():
+        _refuse_control(what, text)
+    return f"cd -- {shlex.quote(folder)} && exec {shlex.join(launcher)}"
 
 
 def _refuse_control(what: str, text: str) -> None:

@@ -6,9 +6,16 @@ Failures and their messages: test_terminalapp_errors.py.
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from pao_core.contracts import TerminalDriver
+from pao_core.launch import LAUNCHER_PATH
 from pao_terminalapp.driver import PASTE_TIMES, TerminalAppDriver
 from pao_terminalapp.testing import FakeClock, FakeMac, FakeRig, fake_rig
 
@@ -22,6 +29,15 @@ FOCUS = [
 LOCATE = ["Terminal.isrunning()", "Terminal.windows.ID(4242).tabs.tty.get()"]
 CLIPBOARD_BEFORE = "the user's clipboard"
 
+pytestmark = pytest.mark.usefixtures("private_tmp")
+
+
+def launched(folder: str, spec_folder: Path) -> tuple[str, dict[str, Any]]:
+    """The line that starts the launcher on the one spec in ``spec_folder``, and that spec."""
+    (spec,) = spec_folder.iterdir()
+    line = f"cd -- {folder} && exec " + shlex.join([sys.executable, "-I", "-S", LAUNCHER_PATH, str(spec)])
+    return line, json.loads(spec.read_text(encoding="utf-8"))
+
 
 @pytest.fixture
 def rig() -> FakeRig:
@@ -33,11 +49,13 @@ def test_driver_follows_the_contract(rig: FakeRig) -> None:
     assert rig.driver.name == "terminalapp"
 
 
-def test_spawn_opens_a_window_and_returns_its_address(rig: FakeRig) -> None:
-    target = rig.driver.spawn("web", "/work/web", ["claude", "--verbose"], {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+def test_spawn_opens_a_window_and_returns_its_address(rig: FakeRig, private_tmp: Path) -> None:
+    env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    target = rig.driver.spawn("web", "/work/web", ["claude", "--verbose"], env)
 
     assert target == "4242/1/ttys003"
-    script = "cd -- /work/web && exec env ANTHROPIC_BASE_URL=http://127.0.0.1:9 claude --verbose"
+    script, spec = launched("/work/web", private_tmp)
+    assert spec == {"argv": ["claude", "--verbose"], "env": env}
     assert rig.mac.calls == [
         f"Terminal.do_script({script!r})",
         "Terminal.windows.ID(4242).tabs[1].tty.get()",
@@ -61,7 +79,7 @@ def test_spawn_finds_the_new_window_among_others() -> None:
     assert rig.mac.calls[-2:] == ["Terminal.windows.id.get()", "Terminal.windows.ID(4244).tabs.tty.get()"]
 
 
-def test_spawn_in_a_tab_of_the_front_window() -> None:
+def test_spawn_in_a_tab_of_the_front_window(private_tmp: Path) -> None:
     rig = fake_rig(open_in="tab")
     rig.mac.new_window()
     rig.mac.calls.clear()
@@ -76,27 +94,25 @@ def test_spawn_in_a_tab_of_the_front_window() -> None:
         "Terminal.windows.ID(4242).tabs.count()",
     ]
     assert rig.mac.calls[4:8] == FOCUS[:2] + FOCUS[3:]
+    script, _ = launched("/work/web", private_tmp)
     assert rig.mac.calls[8:11] == [
         "System Events.keystroke('t', using=command_down)",
         "Terminal.windows.ID(4242).tabs.count()",
-        "Terminal.do_script('cd -- /work/web && exec claude', in_=app('Terminal').windows.ID(4242).selected_tab)",
+        f"Terminal.do_script({script!r}, in_=app('Terminal').windows.ID(4242).selected_tab)",
     ]
-    assert rig.mac.windows[0].tabs[1].contents == "cd -- /work/web && exec claude\n"
+    assert rig.mac.windows[0].tabs[1].contents == script + "\n"
     assert rig.mac.windows[0].tabs[0].contents == ""
 
 
-def test_spawn_in_tab_mode_opens_a_window_when_none_is_open() -> None:
+def test_spawn_in_tab_mode_opens_a_window_when_none_is_open(private_tmp: Path) -> None:
     rig = fake_rig(open_in="tab")
 
     assert rig.driver.spawn("web", "/work/web", ["claude"], {}) == "4242/1/ttys003"
-    assert rig.mac.calls[:3] == [
-        "Terminal.isrunning()",
-        "Terminal.windows.count()",
-        "Terminal.do_script('cd -- /work/web && exec claude')",
-    ]
+    script, _ = launched("/work/web", private_tmp)
+    assert rig.mac.calls[:3] == ["Terminal.isrunning()", "Terminal.windows.count()", f"Terminal.do_script({script!r})"]
 
 
-def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(rig: FakeRig) -> None:
+def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(rig: FakeRig, private_tmp: Path) -> None:
     target = rig.spawned()
     rig.log_sleeps()
 
@@ -120,7 +136,8 @@ def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(
         "System Events.key_code(36)",
     ]
     assert rig.mac.clipboard == CLIPBOARD_BEFORE
-    assert rig.mac.submitted == ["cd -- /work/web && exec claude\nfix the login bug"]
+    script, _ = launched("/work/web", private_tmp)
+    assert rig.mac.submitted == [f"{script}\nfix the login bug"]
 
 
 def test_press_waits_until_the_configured_delay_has_passed_since_the_paste() -> None:

@@ -6,6 +6,8 @@ clipboard is put back whatever failed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pao_core.errors import PaoError, ValidationError
@@ -13,6 +15,8 @@ from pao_terminalapp.driver import TerminalAppDriver
 from pao_terminalapp.testing import FakeRig, fake_rig
 
 CLIPBOARD_BEFORE = "the user's clipboard"
+
+pytestmark = pytest.mark.usefixtures("private_tmp")
 
 
 @pytest.fixture
@@ -120,6 +124,19 @@ def test_error_paths_give_one_line_that_says_what_to_do(
     assert rig.mac.clipboard == CLIPBOARD_BEFORE
 
 
+@pytest.mark.parametrize(("open_in", "expected"), [("window", AUTOMATION), ("tab", "to the front")])
+def test_a_spawn_that_fails_before_the_line_is_typed_leaves_no_launch_file(
+    private_tmp: Path, open_in: str, expected: str
+) -> None:
+    rig = fake_rig(open_in=open_in)
+    rig.mac.new_window()
+    rig.mac.focus_thief = True  # tab mode fails here: the window never comes to the front for Cmd-T
+    rig.mac.fail_on("Terminal.do_script", -1743, "not allowed")  # window mode fails here
+    with pytest.raises(PaoError, match=expected):
+        rig.driver.spawn("api", "/srv/api", ["claude"], {"ANTHROPIC_API_KEY": "sk-ant-secret"})
+    assert list(private_tmp.iterdir()) == []
+
+
 def test_read_when_terminal_was_quit_says_so_without_relaunching_it(rig: FakeRig) -> None:
     target = rig.spawned()
     rig.mac.running = False
@@ -150,7 +167,7 @@ def test_unknown_keys_are_refused_before_any_call(rig: FakeRig) -> None:
     assert rig.mac.calls == []
 
 
-def test_an_unavailable_driver_refuses_before_touching_anything() -> None:
+def test_an_unavailable_driver_refuses_before_touching_anything(private_tmp: Path) -> None:
     connected = []
     driver = TerminalAppDriver(
         connect=lambda: connected.append(1),  # type: ignore[arg-type,func-returns-value]
@@ -168,3 +185,4 @@ def test_an_unavailable_driver_refuses_before_touching_anything() -> None:
         with pytest.raises(PaoError, match=r"^Terminal.app needs macOS \(this is linux\)$"):
             operation()
     assert connected == []
+    assert list(private_tmp.iterdir()) == []

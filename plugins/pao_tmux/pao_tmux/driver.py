@@ -9,14 +9,11 @@ read ``;`` and key names in user text as tmux syntax.
 from __future__ import annotations
 
 import contextlib
-
 import importlib.util
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -25,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import attrs
 
 from pao_core.errors import PaoError, ValidationError
+from pao_core.launch import discard_spec, launcher_argv, write_spec
 
 if TYPE_CHECKING:
     import libtmux
@@ -35,7 +33,6 @@ USER_DEFAULT_SERVER = "default"
 
 MIN_VERSION = (3, 0)
 SPAWN_RETRY_SECONDS = 3.0
-LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 _SOCKET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PANE_ID = re.compile(r"^%[0-9]+$")
 _KEY_NAME = re.compile(r"^(?:[CMS]-)*[A-Za-z][A-Za-z0-9]{0,15}$")
@@ -89,25 +86,23 @@ class TmuxDriver:
         return done.stdout.strip().removeprefix("tmux ") or None
 
     def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
-        """Start ``command`` in a new window ``name`` with exactly ``env``; return the target."""
-        if not command:
-            raise ValidationError("the agent's command is empty")
-        fd, spec_path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"argv": list(command), "env": dict(env)}, handle)
-        # -I -S: the launcher needs only the standard library, so skip site's start-up cost
-        launcher = [sys.executable, "-I", "-S", LAUNCHER, spec_path]
+        """Start ``command`` in a new window ``name`` with exactly ``env``; return the target.
+
+        The command and environment reach the pane through the core launcher's private
+        spec file, never on tmux's command line (see :mod:`pao_core.launch`).
+        """
+        spec_path = write_spec(command, env)
         # remain-on-exit in the same command queue as the window's birth: an agent that
         # dies at once still leaves its last screen behind for pao to report.
         # tmux expands #{...} formats in -c: a folder named "a#{S}" would start elsewhere
         start_dir = folder.replace("#", "##")
-        window_args = ["-n", name, "-c", start_dir, "-P", "-F", "#{pane_id}", "--", *launcher, ";"]
+        window_args = ["-n", name, "-c", start_dir, "-P", "-F", "#{pane_id}", "--", *launcher_argv(spec_path), ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
-        server = self._server()
         try:
+            server = self._server()
             pane_id = self._check(self._new_window(server, window_args), f"start window {name!r}", server)[0].strip()
         except BaseException:
-            _unlink(spec_path)
+            discard_spec(spec_path)
             raise
         return f"{self.options.socket}:{pane_id}"
 
@@ -125,7 +120,8 @@ class TmuxDriver:
             server.cmd("delete-buffer", "-b", buffer)  # paste -d deletes it only on success
             raise
         finally:
-            _unlink(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     def press(self, target: str, key: str) -> None:
         """Send one named key (``Enter``, ``Escape``, ``C-c``): never text."""
@@ -238,13 +234,6 @@ def _tmux_version(binary: str) -> tuple[int, int] | None:
         return None
     match = re.search(r"(\d+)\.(\d+)", out)
     return (int(match[1]), int(match[2])) if match else None
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _end_process_tree(pid: int, *, grace: float) -> None:

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import uuid
@@ -62,15 +61,6 @@ def test_available_here(driver: TmuxDriver) -> None:
     assert "must match" in TmuxDriver(TmuxOptions(socket="bad socket")).availability()
 
 
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The temporary folder the driver's spec and paste files go to."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
-
-
 def test_window_per_agent_with_folder_and_exact_environment(driver: TmuxDriver, tmp_path: Path, private_tmp: Path) -> None:
     # a server started earlier, by a process with another environment
     subprocess.run(
@@ -106,6 +96,18 @@ def test_paste_is_bracketed_and_verbatim_press_sends_a_key(driver: TmuxDriver, t
     assert out.read_bytes() == b"\x1b[200~" + hostile.encode() + b"\x1b[201~\r"
     assert _tmux(driver, "list-buffers") == ""  # the paste buffer was deleted
     assert list(private_tmp.iterdir()) == []  # no spec or paste file left behind
+
+
+def test_a_spawn_tmux_refuses_leaves_no_launch_file(
+    tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("TMUX_TMPDIR", str(not_a_folder))  # tmux cannot make its socket there
+    driver = TmuxDriver(TmuxOptions(socket=f"pao-test-{os.getpid()}-nowhere"))
+    with pytest.raises(TmuxError, match="^cannot start window 'agent'"):
+        driver.spawn("agent", str(tmp_path), ["sleep", "30"], {"ANTHROPIC_API_KEY": "sk-ant-secret"})
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_read_alive_pid_and_dead_panes(driver: TmuxDriver, tmp_path: Path) -> None:

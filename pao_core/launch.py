@@ -1,0 +1,134 @@
+"""The one launcher of agents in terminals: ``python -I -S .../pao_core/launch.py SPEC``.
+
+A terminal driver writes the agent's command and exact environment into SPEC, a
+private (0600) JSON file ``{"argv": [...], "env": {...}}`` (:func:`write_spec`), and
+starts this script in the new pane or tab (:func:`launcher_argv`). The script reads
+SPEC, deletes it at once, and replaces itself with the agent. So neither the words of
+the command nor the environment (API keys) ever pass through tmux's command line or a
+line typed into the user's shell, where they would show on screen and land in the
+shell's history; and variables pao removed stay removed, whatever the terminal's own
+shell or server has.
+
+Run as a script it needs the standard library only: ``-I -S`` skips ``site`` (and
+pao's own packages) so the agent starts fast and nothing else is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing would cost the launcher more than all the rest
+    from typing import Mapping, Sequence
+
+LAUNCHER_PATH = os.path.abspath(__file__)
+
+TERMINAL_OWN = (
+    "TERM",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "TERM_SESSION_ID",
+    "COLORTERM",
+    "TMUX",
+    "TMUX_PANE",
+)
+"""The terminal's identity: the pane's or tab's own values beat the spawning process's."""
+
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
+    """Write the launch spec of ``command`` with exactly ``env`` to a private file; return its path.
+
+    Raises ``ValidationError`` (bad command or variable name) before anything is
+    written, and ``PaoError`` when the file cannot be written.
+    """
+    # Imported here: run as a script, this module must not need pao_core or be slowed by these.
+    import re
+    import tempfile
+
+    from pao_core.errors import PaoError, ValidationError
+
+    if not command:
+        raise ValidationError("the agent's command is empty")
+    for name in env:
+        if not re.fullmatch(ENV_NAME, name):
+            raise ValidationError(f"environment variable name {name!r} is not valid")
+    for text in (*command, *env.values()):
+        if "\0" in text:
+            raise ValidationError(f"a NUL byte cannot be passed to a program: {text!r}")
+    data = json.dumps({"argv": list(command), "env": dict(env)})
+    try:
+        fd, path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")  # mode 0600
+    except OSError as exc:
+        raise PaoError(f"cannot write the agent's launch file in {tempfile.gettempdir()}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+    except OSError as exc:
+        discard_spec(path)
+        raise PaoError(f"cannot write the agent's launch file {path}: {exc.strerror}") from None
+    return path
+
+
+def launcher_argv(spec_path: str) -> list[str]:
+    """The command that starts the agent described by ``spec_path``."""
+    return [sys.executable, "-I", "-S", LAUNCHER_PATH, spec_path]
+
+
+def discard_spec(spec_path: str) -> None:
+    """Delete a spec whose launcher will never run (the spawn failed); gone already is fine."""
+    try:
+        os.unlink(spec_path)
+    except FileNotFoundError:
+        pass
+
+
+def agent_env(spec_env: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
+    """The spec's environment, with the terminal's own identity taken from ``own`` where it has it."""
+    env = dict(spec_env)
+    for name in TERMINAL_OWN:
+        if name in own:
+            env[name] = own[name]
+    return env
+
+
+def _take_spec(path: str) -> tuple[list[str], dict[str, str]]:
+    """The spec's command and environment; the file is deleted whether it was readable or not."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            spec = json.load(handle)
+    finally:
+        discard_spec(path)
+    command, env = spec["argv"], spec["env"]
+    if not command or not all(isinstance(word, str) for word in command):
+        raise ValueError("argv is not a list of words")
+    if not all(isinstance(value, str) for value in env.values()):
+        raise ValueError("env is not a table of strings")
+    return list(command), dict(env)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -I -S launch.py SPEC", file=sys.stderr)
+        return 2
+    try:
+        command, spec_env = _take_spec(argv[0])
+    except OSError as exc:
+        print(f"pao: cannot read the launch file {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
+        return 127
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(f"pao: {argv[0]} is not a launch file: {exc}", file=sys.stderr, flush=True)
+        return 127
+    try:
+        os.execvpe(command[0], command, agent_env(spec_env, os.environ))
+    except OSError as exc:
+        print(f"pao: cannot start {command[0]}: {exc.strerror}", file=sys.stderr, flush=True)
+        return 127
+    return 0  # not reached: exec replaced this process
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
