@@ -112,7 +112,9 @@ def test_spawn_in_tab_mode_opens_a_window_when_none_is_open(private_tmp: Path) -
     assert rig.mac.calls[:3] == ["Terminal.isrunning()", "Terminal.windows.count()", f"Terminal.do_script({script!r})"]
 
 
-def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(rig: FakeRig, private_tmp: Path) -> None:
+def test_send_sequence_pastes_through_the_clipboard_and_submits_after_the_delay(
+    rig: FakeRig, private_tmp: Path
+) -> None:
     target = rig.spawned()
     rig.log_sleeps()
 

@@ -75,7 +75,9 @@ def spawned_line(folder: str, command: list[str], env: dict[str, str]) -> str:
     return tab.contents[:-1]
 
 
-def type_into_shell(shell: list[str], line: str, home: Path, done: Path, shell_env: dict[str, str] | None = None) -> str:
+def type_into_shell(
+    shell: list[str], line: str, home: Path, done: Path, shell_env: dict[str, str] | None = None
+) -> str:
     """Start an interactive shell on a pty, type ``line`` and Return, wait for ``done``; return the screen."""
     master, slave = os.openpty()
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", "TERM": "xterm", "PS1": PROMPT}
