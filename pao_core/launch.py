@@ -86,7 +86,7 @@ def discard_spec(spec_path: str) -> None:
         pass
 
 
-def agent_env(spec_env: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
+def with_terminal_identity(spec_env: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
     """The spec's environment, with the terminal's own identity taken from ``own`` where it has it."""
     env = dict(spec_env)
     for name in TERMINAL_OWN:
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> int:
         print(f"pao: {argv[0]} is not a launch file: {exc}", file=sys.stderr, flush=True)
         return 127
     try:
-        os.execvpe(command[0], command, agent_env(spec_env, os.environ))
+        os.execvpe(command[0], command, with_terminal_identity(spec_env, os.environ))
     except OSError as exc:
         print(f"pao: cannot start {command[0]}: {exc.strerror}", file=sys.stderr, flush=True)
         return 127
