@@ -137,13 +137,13 @@ def nearest(
     """
     if not topic.strip() or limit <= 0 or not embeddings.available():
         return []
-    query = embeddings.encode_topic(topic, deadline)
-    if query is None:
-        return []
     import numpy as np
 
     loaded = load_matrix(conn)
-    if loaded is None:
+    if loaded is None:  # no vectors: the topic need not be embedded at all
+        return []
+    query = embeddings.encode_topic(topic, deadline)
+    if query is None:
         return []
     similarity = loaded.matrix @ query
     above = np.flatnonzero(similarity >= floor)

@@ -249,3 +249,19 @@ def test_a_slow_model_load_costs_the_vectors_not_the_deadline(semantic_env, monk
     release.set()
     found = backend.search(PARAPHRASE, 10, time.monotonic() + 60)
     assert found and found[0].meta["project"] == "/Users/sam/code/kitchen"
+
+
+def test_an_index_without_vectors_never_loads_the_model(tmp_path, monkeypatch):
+    """Indexed with ``semantic = false``, searched with it on: lexical hits, no model load, no topic embedding."""
+    (tmp_path / "home").mkdir()
+    projects = tmp_path / "projects"
+    _session(projects / "-Users-sam-code-greenhouse" / "s1.jsonl", "s1", "which pots drain best for basil", "Terracotta.")
+    assert pao_json(_environment(tmp_path, semantic=False), "history", "index", str(projects))["exchanges_embedded"] == 0
+
+    def refuse(folder=None):
+        raise AssertionError("the model was loaded to search an index without vectors")
+
+    monkeypatch.setattr(embeddings.Encoder, "load", staticmethod(refuse))
+    monkeypatch.setattr(embeddings, "_shared", None)
+    found = search(_environment(tmp_path, semantic=True), "which pots drain best for basil")
+    assert [item.meta["session_id"] for item in found] == ["s1"]
