@@ -70,7 +70,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
     if git:
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
-           "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, f"PAO_{host.upper()}_COMMAND": str(case.binary)}
+           "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, case.command_variable: str(case.binary)}
     with case.make_stub() as stub:
         if user_setup:
             env.update(case.user_setup(home, stub))

@@ -69,7 +69,7 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
 
     with case.make_stub() as stub:
         user_env = case.user_setup(home, stub)
-        monkeypatch.setenv(f"PAO_{host.upper()}_COMMAND", str(case.binary))
+        monkeypatch.setenv(case.command_variable, str(case.binary))
         config, plugins = load_config(), build_plugins()
         profile = next(h for h in plugins.host_agents(config) if h.name == host)
         request = SpawnRequest(topic=TOPIC, folder=str(folder), name="exporter", host=host)

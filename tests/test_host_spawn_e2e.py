@@ -45,7 +45,7 @@ def test_pao_spawn_starts_a_primed_agent_on_each_host(host: str, tmp_path: Path,
     with case.make_stub() as stub:
         # CI=true as in a CI job's shell: the agent must start interactive all the same
         env = {**os.environ, **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-tmux", "CI": "true",
-               "PAO_TMUX_SOCKET": socket, f"PAO_{host.upper()}_COMMAND": str(case.binary), "TERM": "xterm-256color"}
+               "PAO_TMUX_SOCKET": socket, case.command_variable: str(case.binary), "TERM": "xterm-256color"}
         record: dict = {}
         try:
             spawned = _pao(env, "spawn", "fix the billing exporter retries", "--folder", str(folder), "--host", host, "--json")
