@@ -111,7 +111,7 @@ def overhead(runs: int = 10) -> dict[str, object]:
     ``semantic = false``) and, when the extra is installed, with semantic history
     search (``semantic``), which loads numpy and the model in every spawn.
     """
-    from pao_historyworker.embeddings import available
+    from pao_embeddings.model import available
 
     variants = {"lexical": _overhead(runs, semantic=False)}
     if available():

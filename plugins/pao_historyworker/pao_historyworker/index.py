@@ -232,7 +232,7 @@ def index_transcripts(
 
 
 def _embed(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> EmbedReport | None:
-    from pao_historyworker import embeddings
+    from pao_embeddings import model as embeddings
 
     if not embeddings.available():
         return None
@@ -252,7 +252,7 @@ def _prune(conn: sqlite3.Connection, root: Path, present: set[str]) -> int:
     return len(gone)
 
 
-def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
+def stats(conn: sqlite3.Connection, path: Path, semantic: bool = True) -> dict[str, object]:
     """Counts for ``pao history stats`` and the server's ``stats`` method."""
     files, lines, malformed = conn.execute("SELECT count(*), COALESCE(sum(lines), 0), COALESCE(sum(malformed), 0) FROM files").fetchone()
     exchanges, sessions, projects, first, last = conn.execute(
@@ -269,25 +269,18 @@ def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
         "first": first,
         "last": last,
         "bytes": path.stat().st_size if path.exists() else 0,
-        **vector_stats(conn, exchanges),
+        **vector_stats(conn, exchanges, semantic),
     }
 
 
-def vector_stats(conn: sqlite3.Connection, exchanges: int) -> dict[str, object]:
+def vector_stats(conn: sqlite3.Connection, exchanges: int, semantic: bool = True) -> dict[str, object]:
     """Whether searches of this index use vectors, and why not."""
-    from pao_historyworker import embeddings
+    from pao_embeddings import model as embeddings
     from pao_historyworker.vectors import RECIPE
+
+    from pao_embeddings.similar import retrieval_mode
 
     recipe = meta_value(conn, "vectors_recipe")
     vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
-    if not embeddings.available():
-        semantic = "off: the embeddings extra is not installed (pip install 'pao-historyworker[embeddings]')"
-    elif vectors < exchanges:
-        semantic = f"partial: {vectors} of {exchanges} exchanges have vectors; run 'pao history index'"
-    else:
-        try:
-            embeddings.shared_encoder()
-            semantic = "on"
-        except embeddings.EmbeddingsUnavailable as exc:
-            semantic = f"broken: {exc}"
-    return {"vectors": vectors, "vector_model": recipe, "semantic_search": semantic}
+    return {"vectors": vectors, "vector_model": recipe,
+            "semantic_search": retrieval_mode(enabled=semantic, vectors=vectors, items=exchanges, what="exchanges")}

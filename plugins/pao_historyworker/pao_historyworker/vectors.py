@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import attrs
 
-from pao_historyworker import embeddings
+from pao_embeddings import model as embeddings
 from pao_historyworker.index import bump_generation, meta_value
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def nearest(
     """
     if not topic.strip() or limit <= 0 or not embeddings.available():
         return []
-    import numpy as np
+    from pao_embeddings.similar import above_floor
 
     loaded = load_matrix(conn)
     if loaded is None:  # no vectors: the topic need not be embedded at all
@@ -145,7 +145,4 @@ def nearest(
     query = embeddings.encode_topic(topic, deadline)
     if query is None:
         return []
-    similarity = loaded.matrix @ query
-    above = np.flatnonzero(similarity >= floor)
-    best = above[np.argsort(-similarity[above], kind="stable")][:limit]
-    return [(int(loaded.rowids[i]), float(similarity[i])) for i in best]
+    return above_floor(loaded.matrix, loaded.rowids, query, floor, limit)

@@ -18,7 +18,7 @@ from typing import Iterator
 import pytest
 from history_support import eval_transcripts, pao, serve
 
-from pao_historyworker.embeddings import MODEL_PACKAGE
+from pao_embeddings.model import MODEL_PACKAGE
 
 EMBEDDINGS_INSTALLED = importlib.util.find_spec(MODEL_PACKAGE) is not None
 

@@ -12,6 +12,7 @@ from pao_postgres.options import MODES, LongtermOptions
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_postgres.store import LongtermStore
+    from pao_postgres.vectors import RefreshReport
 
 READ_DEADLINE = 10.0
 
@@ -47,6 +48,19 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.set_defaults(func=run_search)
 
 
+def refresh_vectors(store: LongtermStore) -> RefreshReport:
+    """After a write: embed what is new or changed (progress on a terminal), drop what is gone."""
+    import sys
+
+    from pao_postgres.vectors import refresh_vectors as refresh
+
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rembedding observations for semantic search: {done} of {total}", end=end, file=sys.stderr, flush=True)
+
+    return refresh(store, progress if sys.stderr.isatty() else None)
+
+
 def open_store(config: PaoConfig) -> LongtermStore:
     from pao_postgres.hooks import BACKEND_NAME
     from pao_postgres.store import LongtermStore
@@ -68,10 +82,12 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
     memory = read_memory_file(args.file)
     store = open_store(config)
     counts = store.import_memory(memory)
+    vectors = refresh_vectors(store)
     report = {
         "file": str(args.file),
         "store": store.describe(),
         "added": {"entities": counts.entities, "observations": counts.observations, "relations": counts.relations},
+        "vectors": {"embedded": vectors.embedded, "removed": vectors.removed, "retrieval": vectors.mode},
         "in_file": {
             "entities": len(memory.entities),
             "observations": memory.observation_count,
@@ -96,7 +112,9 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     if "\x00" in args.entity + args.text:
         raise ValidationError("memory add: ENTITY and TEXT must not contain NUL characters")
-    item = open_store(config).add(args.entity, args.text, args.entity_type)
+    store = open_store(config)
+    item = store.add(args.entity, args.text, args.entity_type)
+    refresh_vectors(store)
     if args.json:
         print_json(item_json(item))
     else:
@@ -107,7 +125,11 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
 
-    stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
+    from pao_postgres.vectors import retrieval_status
+
+    store = open_store(config)
+    stats = store.stats(time.monotonic() + READ_DEADLINE)
+    stats["retrieval"] = retrieval_status(store, stats["observations"], time.monotonic() + READ_DEADLINE)
     if args.json:
         print_json(stats)
         return 0

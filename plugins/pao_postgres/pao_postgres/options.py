@@ -77,7 +77,9 @@ class LongtermOptions:
 
     ``url``: a PostgreSQL URL (libpq ``postgresql://user@host/db`` or SQLAlchemy's
     ``postgresql+psycopg://``); empty means the embedded SQLite store at ``sqlite_path``
-    (default ``<PAO_HOME>/longterm.sqlite3``).
+    (default ``<PAO_HOME>/longterm.sqlite3``). ``semantic``: embed observations when
+    they are written and fuse vector search with the lexical one (needs the model wheel);
+    false keeps both lexical only.
     """
 
     enabled: bool = True
@@ -87,6 +89,7 @@ class LongtermOptions:
     schema: str = attrs.field(default="", validator=_optional_identifier)
     language: str = attrs.field(default="english", validator=_identifier)
     pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    semantic: bool = True
     entities: EntityColumns = EntityColumns()
     observations: ObservationColumns = ObservationColumns()
     relations: RelationColumns = RelationColumns()

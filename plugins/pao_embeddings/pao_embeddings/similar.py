@@ -1,0 +1,47 @@
+"""What both backends do with vectors: rank stored ones against a topic, and say which
+retrieval mode runs and why (for ``pao doctor`` and the stores' statistics)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from pao_embeddings import model
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.ndarray, floor: float,
+                limit: int) -> list[tuple[int, float]]:
+    """``(key, cosine)`` of the rows whose similarity to ``query`` is at least ``floor``, best first."""
+    import numpy as np
+
+    similarity = matrix @ query
+    above = np.flatnonzero(similarity >= floor)
+    best = above[np.argsort(-similarity[above], kind="stable")][:limit]
+    return [(int(keys[i]), float(similarity[i])) for i in best]
+
+
+def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to a key's score; best first."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (key, _) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda row: -row[1])
+
+
+def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str) -> str:
+    """``semantic + lexical`` or ``lexical only: <why>`` for a store of ``items`` with ``vectors``."""
+    if not enabled:
+        return "lexical only: semantic = false in the config"
+    missing = model.missing_modules()
+    if missing:
+        return f"lexical only: {', '.join(missing)} not installed ({model.INSTALL_HINT})"
+    if items and vectors < items:
+        return f"semantic + lexical for {vectors} of {items} {what}; the others need vectors ({'re-index' if vectors else 'index'})"
+    try:
+        model.shared_encoder()
+    except model.EmbeddingsUnavailable as exc:
+        return f"lexical only: the model is broken ({exc})"
+    return f"semantic + lexical ({model.MODEL_NAME})"
