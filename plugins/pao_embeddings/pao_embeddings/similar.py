@@ -12,12 +12,21 @@ if TYPE_CHECKING:
 
 
 def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.ndarray, floor: float,
-                limit: int) -> list[tuple[int, float]]:
-    """``(key, cosine)`` of the rows whose similarity to ``query`` is at least ``floor``, best first."""
+                limit: int, standard_floor: float = 0.0) -> list[tuple[int, float]]:
+    """``(key, cosine)`` of the rows most similar to ``query``, best first.
+
+    A row must reach the cosine ``floor`` and, when ``standard_floor`` is set, stand that
+    many standard deviations above the mean similarity of all rows to this query: a topic
+    the store knows has a few rows far above the rest, an unrelated one has a flat
+    spread, whatever the corpus's vocabulary does to raw cosines.
+    """
     import numpy as np
 
     similarity = matrix @ query
-    above = np.flatnonzero(similarity >= floor)
+    least = floor
+    if standard_floor > 0 and len(similarity) > 1:
+        least = max(floor, float(similarity.mean() + standard_floor * similarity.std()))
+    above = np.flatnonzero(similarity >= least)
     best = above[np.argsort(-similarity[above], kind="stable")][:limit]
     return [(int(keys[i]), float(similarity[i])) for i in best]
 

@@ -33,7 +33,7 @@ def test_numpy_encoder_matches_sentence_transformers(encoder):
     assert got.shape == want.shape == (30, embeddings.DIMENSIONS)
     assert float(np.abs(got - want).max()) <= 1e-4
     # the golden file covers what could go wrong: truncation, non-Latin scripts, empty text
-    lengths = [len(encoder.tokenizer.encode(text).ids) for text in reference["sentences"]]
+    lengths = [len(encoder.tokenizer.encode(text, embeddings.MAX_TOKENS)) for text in reference["sentences"]]
     assert max(lengths) == embeddings.MAX_TOKENS and min(lengths) == 2
 
 
@@ -90,3 +90,31 @@ def test_a_half_prepared_cache_is_prepared_again(tmp_path, monkeypatch, encoder)
     assert layout.exists()
     text = "storm surge threshold"
     assert np.abs(again.encode_one(text) - encoder.encode_one(text)).max() < 1e-6
+
+
+def _corpus_texts() -> list[str]:
+    root = Path(__file__).resolve().parents[3] / "tests" / "data"
+    texts = json.loads(REFERENCE.read_text(encoding="utf-8"))["sentences"]
+    for corpus in ("eval", "eval2"):
+        for line in (root / corpus / "memory.jsonl").read_text(encoding="utf-8").splitlines():
+            texts += json.loads(line).get("observations", [])
+        for path in sorted((root / corpus / "transcripts").glob("*/*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                content = (json.loads(line).get("message") or {}).get("content")
+                if isinstance(content, list):
+                    content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+                if isinstance(content, str):
+                    texts.append(content)
+    return texts + ["Ünïcödé naïve café — «quotes» ½ ﬁ", "日本語の文章です。漢字とかな", "emoji 🚀 and \u200b zero width",
+                    "tab\tnew\nline\r\n", "x" * 150, "Ａｂｃ fullwidth", "İstanbul ǅ", "a\u0301e\u0300", "\x00\ufffd\x1b[31m"]
+
+
+def test_wordpiece_matches_the_tokenizers_library_token_for_token(encoder):
+    import tokenizers  # a test dependency (the [test] extra)
+    reference = tokenizers.Tokenizer.from_file(str(embeddings.model_dir() / "tokenizer.json"))
+    reference.enable_truncation(max_length=embeddings.MAX_TOKENS)
+    reference.no_padding()
+    texts = _corpus_texts()
+    assert len(texts) > 1500
+    differing = [text for text in texts if encoder.tokenizer.encode(text, embeddings.MAX_TOKENS) != reference.encode(text).ids]
+    assert differing == []

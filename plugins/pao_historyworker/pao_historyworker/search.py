@@ -61,6 +61,7 @@ class Tuning:
     common_share: float = 0.05
     common_min: int = 500
     vector_floor: float = 0.37
+    vector_standard_floor: float = 0.0
     vector_candidates: int = 10
     rrf_k: int = 60
     semantic: bool = True
@@ -139,7 +140,7 @@ def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning, deadline:
     from pao_historyworker.vectors import nearest
 
     try:
-        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline)
+        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline, tuning.vector_standard_floor)
     except EmbeddingsUnavailable:
         # a broken model install costs the vectors, not the lexical hits (stats and tests say why)
         return []

@@ -128,7 +128,8 @@ def load_matrix(conn: sqlite3.Connection) -> VectorMatrix | None:
 
 
 def nearest(
-    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None
+    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None,
+    standard_floor: float = 0.0,
 ) -> list[tuple[int, float]]:
     """Exchanges whose similarity to ``topic`` (mean cosine, see above) is at least ``floor``, best first.
 
@@ -145,4 +146,4 @@ def nearest(
     query = embeddings.encode_topic(topic, deadline)
     if query is None:
         return []
-    return above_floor(loaded.matrix, loaded.rowids, query, floor, limit)
+    return above_floor(loaded.matrix, loaded.rowids, query, floor, limit, standard_floor)

@@ -68,6 +68,7 @@ class Method:
     pool: int = 200
     vectors: bool = False
     vector_floor: float = 0.45
+    vector_standard_floor: float = 0.0
     vector_candidates: int = 10
     rrf_k: int = 60
 
@@ -158,8 +159,7 @@ def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], 
             result = connection.execute(sa.text(sql), params)
             return named_rows(tuple(result.keys()), result)
 
-        near = nearest(store.describe(), run, store.options, topic.text, method.vector_floor, method.vector_candidates,
-                       deadline, sqlite=False)
+        near = nearest(store.describe(), run, store.options, topic.text, method, deadline, sqlite=False)
         return with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
 
 
@@ -179,7 +179,7 @@ def _ranked_sqlite_file(
         if semantic:
             from pao_postgres.vectors import nearest, with_vector_hits
 
-            near = nearest(str(path), rows, options, topic.text, method.vector_floor, method.vector_candidates, deadline)
+            near = nearest(str(path), rows, options, topic.text, method, deadline)
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
     return _items(kept[:limit])
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pao_postgres.options import LongtermOptions
+    from pao_postgres.retrieval import Method
     from pao_postgres.sqlite_read import Rows
     from pao_postgres.store import LongtermStore
 
@@ -191,9 +192,9 @@ def _load_matrix(key: str, rows: Rows, names: dict[str, str], sqlite: bool) -> V
     return loaded
 
 
-def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, floor: float, limit: int,
-            deadline: float, *, sqlite: bool = True) -> list[tuple[int, float]]:
-    """``(observation id, cosine)`` of the observations nearest ``topic`` above ``floor``, best first.
+def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
+            sqlite: bool = True) -> list[tuple[int, float]]:
+    """``(observation id, cosine)`` of the observations nearest ``topic`` above the method's floors, best first.
 
     Empty when semantic search is off or not installed, the store has no vectors (or
     more than :data:`SCAN_LIMIT`), or the topic's vector is not ready
@@ -214,7 +215,8 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, floor: f
         return []
     from pao_embeddings.similar import above_floor
 
-    return above_floor(loaded.matrix, loaded.ids, query, floor, limit)
+    return above_floor(loaded.matrix, loaded.ids, query, method.vector_floor, method.vector_candidates,
+                       method.vector_standard_floor)
 
 
 def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any], near: Sequence[tuple[int, float]],
