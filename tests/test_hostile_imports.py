@@ -23,9 +23,9 @@ from pao_core.delivery import deliver
 from pao_core.models import MemoryItem
 from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
-from pao_core.testing.claude_cli import pinned_versions
-from pao_core.testing.host_cases import CASES, HostCase, claude_case
-from pao_core.testing.hostrun import fail_unless_loopback_only
+from pao_testing.claude_cli import pinned_versions
+from pao_testing.host_cases import CASES, HostCase, claude_case
+from pao_testing.hostrun import fail_unless_loopback_only
 
 pytestmark = pytest.mark.realcli
 MARKER = "WOMBAT-4412"
