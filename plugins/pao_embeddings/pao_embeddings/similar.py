@@ -40,15 +40,18 @@ def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> lis
     return sorted(fused.items(), key=lambda row: -row[1])
 
 
-def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str) -> str:
-    """``semantic + lexical`` or ``lexical only: <why>`` for a store of ``items`` with ``vectors``."""
+def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str, refresh: str) -> str:
+    """``semantic + lexical`` or ``lexical only: <why>`` for a store of ``items`` with ``vectors``
+    (``refresh``: the command that embeds what lacks a vector)."""
     if not enabled:
         return "lexical only: semantic = false in the config"
     missing = model.missing_modules()
     if missing:
         return f"lexical only: {', '.join(missing)} not installed ({model.INSTALL_HINT})"
+    if items and not vectors:
+        return f"lexical only: none of the {items} {what} has a vector yet ({refresh})"
     if items and vectors < items:
-        return f"semantic + lexical for {vectors} of {items} {what}; the others need vectors ({'re-index' if vectors else 'index'})"
+        return f"semantic + lexical for {vectors} of {items} {what} ({refresh} embeds the others)"
     try:
         model.shared_encoder()
     except model.EmbeddingsUnavailable as exc:

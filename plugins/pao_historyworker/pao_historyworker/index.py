@@ -283,4 +283,5 @@ def vector_stats(conn: sqlite3.Connection, exchanges: int, semantic: bool = True
     recipe = meta_value(conn, "vectors_recipe")
     vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
     return {"vectors": vectors, "vector_model": recipe,
-            "semantic_search": retrieval_mode(enabled=semantic, vectors=vectors, items=exchanges, what="exchanges")}
+            "semantic_search": retrieval_mode(enabled=semantic, vectors=vectors, items=exchanges, what="exchanges",
+                                              refresh="run 'pao history index'")}

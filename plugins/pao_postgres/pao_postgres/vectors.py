@@ -260,4 +260,5 @@ def retrieval_status(store: LongtermStore, observations: int, deadline: float) -
             vectors = int(_meta(run, names, store.is_sqlite).get("count", 0))
     if vectors > SCAN_LIMIT:
         return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares"
-    return retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations")
+    return retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
+                          refresh="run 'pao memory import' again")
