@@ -28,22 +28,23 @@ from typing import Any, Iterator
 import attrs
 
 GRID = {
-    "longterm_vector_floor": (0.35, 0.45, 0.55),
+    "longterm_vector_floor": (0.40, 0.45, 0.50, 0.55),
     "history_vector_floor": (0.30, 0.37, 0.45),
-    "standard_floor": (0.0, 2.5, 3.5),
+    "entity_siblings": (False, True),
 }
 TARGETS = {"precision": 0.90, "ood_items": 0.5}
 
 
 @contextlib.contextmanager
-def knobs(longterm_vector_floor: float, history_vector_floor: float, standard_floor: float) -> Iterator[None]:
+def knobs(longterm_vector_floor: float, history_vector_floor: float, entity_siblings: bool,
+          standard_floor: float = 0.0) -> Iterator[None]:
     """Set the floors for the briefs made inside (module globals, restored after)."""
     from pao_historyworker import search as history_search
     from pao_postgres import retrieval
 
     ranked, tuning = retrieval.METHODS["ranked"], history_search.Tuning
     retrieval.METHODS["ranked"] = attrs.evolve(ranked, vector_floor=longterm_vector_floor,
-                                               vector_standard_floor=standard_floor)
+                                               vector_standard_floor=standard_floor, entity_siblings=entity_siblings)
     history_search.Tuning = functools.partial(tuning, vector_floor=history_vector_floor,
                                               vector_standard_floor=standard_floor)
     try:

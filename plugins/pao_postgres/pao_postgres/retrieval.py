@@ -53,7 +53,9 @@ class Method:
     natively ranked candidates are scored for coverage.
     ``vectors``: also rank the observations by cosine similarity to the topic (those
     above ``vector_floor``, at most ``vector_candidates``; :mod:`pao_postgres.vectors`)
-    and fuse the two rankings by ``1 / (rrf_k + rank)``.
+    and fuse the two rankings by ``1 / (rrf_k + rank)``. ``entity_siblings``: after the
+    hits, the other observations of the hits' entities (an entity is usually one subject,
+    and its other facts rarely repeat the topic's words), best entity first.
     """
 
     any_term: bool = True
@@ -69,6 +71,7 @@ class Method:
     vectors: bool = False
     vector_floor: float = 0.45
     vector_standard_floor: float = 0.0
+    entity_siblings: bool = False
     vector_candidates: int = 10
     rrf_k: int = 60
 
@@ -137,8 +140,8 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
             # the topic's totals for the floor.
             rows = ranked_postgres(store, topic, limit * 4, deadline, method)
             rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
-        if semantic:
-            rows = _with_postgres_vectors(store, topic, rows, deadline, method)
+        if semantic or (method.entity_siblings and rows):
+            rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
     else:
         from pao_postgres.engine import transaction
 
@@ -147,20 +150,24 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     return _items(rows[:limit])
 
 
-def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], deadline: float, method: Method) -> list[Any]:
+def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], limit: int, deadline: float,
+                           method: Method) -> list[Any]:
     import sqlalchemy as sa
 
     from pao_postgres.engine import transaction
     from pao_postgres.sqlite_read import named_rows
-    from pao_postgres.vectors import nearest, with_vector_hits
+    from pao_postgres.vectors import nearest, with_entity_siblings, with_vector_hits
 
     with transaction(store.engine(), deadline) as connection:
         def run(sql: str, params: dict[str, Any]) -> list[Any]:
             result = connection.execute(sa.text(sql), params)
             return named_rows(tuple(result.keys()), result)
 
-        near = nearest(store.describe(), run, store.options, topic.text, method, deadline, sqlite=False)
-        return with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
+        near = []
+        if method.vectors and store.options.semantic:
+            near = nearest(store.describe(), run, store.options, topic.text, method, deadline, sqlite=False)
+        rows = with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
+        return with_entity_siblings(store.options, run, rows, limit, sqlite=False) if method.entity_siblings else rows
 
 
 def _ranked_sqlite_file(
@@ -181,6 +188,10 @@ def _ranked_sqlite_file(
 
             near = nearest(str(path), rows, options, topic.text, method, deadline)
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
+        if method.entity_siblings and kept:
+            from pao_postgres.vectors import with_entity_siblings
+
+            kept = with_entity_siblings(options, rows, kept, limit)
     return _items(kept[:limit])
 
 

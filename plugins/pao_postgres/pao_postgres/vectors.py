@@ -242,6 +242,29 @@ def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any
     return [found[key]._replace(score=score) for key, score in fused if key in found]
 
 
+def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[Any], limit: int, *,
+                         sqlite: bool = True) -> list[Any]:
+    """``kept``, then the other observations of its entities (best entity first, in their order),
+    each scored below every hit: found through their entity, not through the topic."""
+    if not kept or len(kept) >= limit:
+        return list(kept)
+    o, e, names = options.observations, options.entities, names_for(options, sqlite=sqlite)
+    entities = list(dict.fromkeys(row.name for row in kept))
+    marks = ", ".join(f":n{n}" for n in range(len(entities)))
+    fetched = rows(
+        f"SELECT e.{quote(e.name)} AS name, e.{quote(e.entity_type)} AS entity_type, o.{quote(o.content)} AS content, "
+        f"o.{quote(o.position)} AS position, o.{quote(o.created_at)} AS created_at, o.{quote(o.id)} AS id, 0.0 AS score "
+        f"FROM {names['obs']} o JOIN {names['ent']} e ON e.{quote(e.id)} = o.{quote(o.entity_id)} "
+        f"WHERE e.{quote(e.name)} IN ({marks}) ORDER BY o.{quote(o.position)}",
+        {f"n{n}": name for n, name in enumerate(entities)},
+    )
+    have = {row.id for row in kept}
+    lowest = min(float(row.score) for row in kept)
+    rank = {name: n for n, name in enumerate(entities)}
+    extra = sorted((row for row in fetched if row.id not in have), key=lambda row: (rank[row.name], row.position))
+    return [*kept, *(row._replace(score=lowest * (1 - (n + 1) / (len(extra) + 1))) for n, row in enumerate(extra))][:limit]
+
+
 def retrieval_status(store: LongtermStore, observations: int, deadline: float) -> str:
     """Which retrieval runs on this store and why (``pao memory stats``, ``pao doctor``)."""
     from pao_embeddings.similar import retrieval_mode
