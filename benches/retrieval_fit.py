@@ -65,7 +65,9 @@ def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
     from pao_core.evaluate import load_queries, load_stores
 
     corpus, _, split = spec.partition(":")
-    eval_config = attrs.evolve(config, home=home, backends={})
+    # a generous deadline: the figures must not depend on how busy the machine is (on a
+    # loaded machine the 2 s default can cut off the vectors of a search)
+    eval_config = attrs.evolve(config, home=home, backends={}, gather=attrs.evolve(config.gather, deadline=30.0))
     load_stores(Path(corpus), eval_config, plugins)
     return Loaded(Path(corpus), split or "dev", eval_config, load_queries(Path(corpus), split or "dev"))
 
