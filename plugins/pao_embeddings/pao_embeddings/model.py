@@ -72,6 +72,22 @@ def model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
+def check(folder: Path | None = None) -> None:
+    """A cheap look at the model's files (no numpy): their headers parse and name the weights
+    this code runs. What ``pao doctor`` and the stores' statistics report; raises
+    :class:`EmbeddingsUnavailable` with the reason."""
+    folder = folder or model_dir()
+    try:
+        with open(folder / "model.safetensors", "rb") as weights:
+            header = json.loads(weights.read(int.from_bytes(weights.read(8), "little")))
+        if "embeddings.word_embeddings.weight" not in header:
+            raise ValueError("model.safetensors holds other weights than all-MiniLM-L6-v2's")
+        if "[CLS]" not in (folder / "vocab.txt").read_text(encoding="utf-8"):
+            raise ValueError("vocab.txt has no [CLS] token")
+    except Exception as exc:  # noqa: BLE001 - any unreadable model file means the same to the caller
+        raise EmbeddingsUnavailable(f"cannot load {MODEL_NAME} from {folder}: {exc!r}") from None
+
+
 def cache_dir() -> Path:
     """Where prepared weights are kept: ``$PAO_EMBEDDINGS_CACHE``, else the user's cache folder."""
     configured = os.environ.get("PAO_EMBEDDINGS_CACHE")

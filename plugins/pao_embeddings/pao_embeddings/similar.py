@@ -53,7 +53,7 @@ def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str, refres
     if items and vectors < items:
         return f"semantic + lexical for {vectors} of {items} {what} ({refresh} embeds the others)"
     try:
-        model.shared_encoder()
+        model.check()
     except model.EmbeddingsUnavailable as exc:
         return f"lexical only: the model is broken ({exc})"
     return f"semantic + lexical ({model.MODEL_NAME})"

@@ -219,6 +219,20 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: 
                        method.vector_standard_floor)
 
 
+def _observations(options: LongtermOptions, rows: Rows, by: str, keys: Sequence[Any], sqlite: bool) -> list[Any]:
+    """Observations (in the search's row shape) whose id, or whose entity's name, is in ``keys``."""
+    o, e, names = options.observations, options.entities, names_for(options, sqlite=sqlite)
+    column = f"o.{quote(o.id)}" if by == "id" else f"e.{quote(e.name)}"
+    marks = ", ".join(f":k{n}" for n in range(len(keys)))
+    return rows(
+        f"SELECT e.{quote(e.name)} AS name, e.{quote(e.entity_type)} AS entity_type, o.{quote(o.content)} AS content, "
+        f"o.{quote(o.position)} AS position, o.{quote(o.created_at)} AS created_at, o.{quote(o.id)} AS id, 0.0 AS score "
+        f"FROM {names['obs']} o JOIN {names['ent']} e ON e.{quote(e.id)} = o.{quote(o.entity_id)} "
+        f"WHERE {column} IN ({marks}) ORDER BY o.{quote(o.position)}",
+        {f"k{n}": key for n, key in enumerate(keys)},
+    )
+
+
 def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any], near: Sequence[tuple[int, float]],
                      k: int, *, sqlite: bool = True) -> list[Any]:
     """The lexical rows and the vector hits fused by rank, each row scored by its fused score."""
@@ -228,16 +242,7 @@ def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any
     found = {row.id: row for row in lexical}
     wanted = [key for key, _ in fused if key not in found]
     if wanted:
-        o, e, names = options.observations, options.entities, names_for(options, sqlite=sqlite)
-        marks = ", ".join(f":i{n}" for n in range(len(wanted)))
-        fetched = rows(
-            f"SELECT e.{quote(e.name)} AS name, e.{quote(e.entity_type)} AS entity_type, o.{quote(o.content)} AS content, "
-            f"o.{quote(o.position)} AS position, o.{quote(o.created_at)} AS created_at, o.{quote(o.id)} AS id, 0.0 AS score "
-            f"FROM {names['obs']} o JOIN {names['ent']} e ON e.{quote(e.id)} = o.{quote(o.entity_id)} "
-            f"WHERE o.{quote(o.id)} IN ({marks})",
-            {f"i{n}": key for n, key in enumerate(wanted)},
-        )
-        found.update({row.id: row for row in fetched})
+        found.update({row.id: row for row in _observations(options, rows, "id", wanted, sqlite)})
     # a vector of an observation removed since the last refresh has no row: it is skipped
     return [found[key]._replace(score=score) for key, score in fused if key in found]
 
@@ -248,16 +253,8 @@ def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[An
     each scored below every hit: found through their entity, not through the topic."""
     if not kept or len(kept) >= limit:
         return list(kept)
-    o, e, names = options.observations, options.entities, names_for(options, sqlite=sqlite)
     entities = list(dict.fromkeys(row.name for row in kept))
-    marks = ", ".join(f":n{n}" for n in range(len(entities)))
-    fetched = rows(
-        f"SELECT e.{quote(e.name)} AS name, e.{quote(e.entity_type)} AS entity_type, o.{quote(o.content)} AS content, "
-        f"o.{quote(o.position)} AS position, o.{quote(o.created_at)} AS created_at, o.{quote(o.id)} AS id, 0.0 AS score "
-        f"FROM {names['obs']} o JOIN {names['ent']} e ON e.{quote(e.id)} = o.{quote(o.entity_id)} "
-        f"WHERE e.{quote(e.name)} IN ({marks}) ORDER BY o.{quote(o.position)}",
-        {f"n{n}": name for n, name in enumerate(entities)},
-    )
+    fetched = _observations(options, rows, "name", entities, sqlite)
     have = {row.id for row in kept}
     lowest = min(float(row.score) for row in kept)
     rank = {name: n for n, name in enumerate(entities)}
