@@ -55,7 +55,9 @@ class Method:
     above ``vector_floor``, at most ``vector_candidates``; :mod:`pao_postgres.vectors`)
     and fuse the two rankings by ``1 / (rrf_k + rank)``. ``entity_siblings``: after the
     hits, the other observations of the hits' entities (an entity is usually one subject,
-    and its other facts rarely repeat the topic's words), best entity first.
+    and its other facts rarely repeat the topic's words), best entity first: of every
+    hit's entity (``all``), of the entities with two hits or one both rankings found
+    (``confirmed``: one stray hit does not bring its whole entity), or none (``none``).
     """
 
     any_term: bool = True
@@ -71,7 +73,7 @@ class Method:
     vectors: bool = False
     vector_floor: float = 0.45
     vector_standard_floor: float = 0.0
-    entity_siblings: bool = False
+    entity_siblings: str = "none"
     vector_candidates: int = 10
     rrf_k: int = 60
 
@@ -140,7 +142,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
             # the topic's totals for the floor.
             rows = ranked_postgres(store, topic, limit * 4, deadline, method)
             rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
-        if semantic or (method.entity_siblings and rows):
+        if semantic or (method.entity_siblings != "none" and rows):
             rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
     else:
         from pao_postgres.engine import transaction
@@ -166,8 +168,12 @@ def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], 
         near = []
         if method.vectors and store.options.semantic:
             near = nearest(store.describe(), run, store.options, topic.text, method, deadline, sqlite=False)
+        lexical = {row.id for row in rows}
         rows = with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
-        return with_entity_siblings(store.options, run, rows, limit, sqlite=False) if method.entity_siblings else rows
+        if method.entity_siblings == "none":
+            return rows
+        found_by_both = lexical & {key for key, _ in near}
+        return with_entity_siblings(store.options, run, rows, limit, method.entity_siblings, found_by_both, sqlite=False)
 
 
 def _ranked_sqlite_file(
@@ -178,6 +184,7 @@ def _ranked_sqlite_file(
     if not (lexical or semantic) or not path.exists():
         return []
     kept: list[Any] = []
+    found_by_both: set[int] = set()
     with reading(path, deadline) as rows:
         if lexical:
             weights = _weights(options, rows, topic, method)
@@ -187,11 +194,12 @@ def _ranked_sqlite_file(
             from pao_postgres.vectors import nearest, with_vector_hits
 
             near = nearest(str(path), rows, options, topic.text, method, deadline)
+            found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
-        if method.entity_siblings and kept:
+        if method.entity_siblings != "none" and kept:
             from pao_postgres.vectors import with_entity_siblings
 
-            kept = with_entity_siblings(options, rows, kept, limit)
+            kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both)
     return _items(kept[:limit])
 
 

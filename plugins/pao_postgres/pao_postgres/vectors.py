@@ -12,6 +12,7 @@ import time: the embedded store's search path runs on the standard library's sql
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import threading
 import time
@@ -247,13 +248,21 @@ def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any
     return [found[key]._replace(score=score) for key, score in fused if key in found]
 
 
-def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[Any], limit: int, *,
-                         sqlite: bool = True) -> list[Any]:
+def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[Any], limit: int, which: str,
+                         found_by_both: set[int], *, sqlite: bool = True) -> list[Any]:
     """``kept``, then the other observations of its entities (best entity first, in their order),
-    each scored below every hit: found through their entity, not through the topic."""
+    each scored below every hit: found through their entity, not through the topic.
+
+    ``which``: ``all`` hits' entities, or ``confirmed`` ones only: with two hits, or with a
+    hit that both rankings found (ids in ``found_by_both``).
+    """
     if not kept or len(kept) >= limit:
         return list(kept)
-    entities = list(dict.fromkeys(row.name for row in kept))
+    hits = collections.Counter(row.name for row in kept)
+    entities = [name for name in hits if which == "all" or hits[name] >= 2
+                or any(row.name == name and row.id in found_by_both for row in kept)]
+    if not entities:
+        return list(kept)
     fetched = _observations(options, rows, "name", entities, sqlite)
     have = {row.id for row in kept}
     lowest = min(float(row.score) for row in kept)
