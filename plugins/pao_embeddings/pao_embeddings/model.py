@@ -18,7 +18,6 @@ import functools
 import importlib.util
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -201,6 +200,8 @@ def _write_prepared(source: Path, data: Path, layout: Path) -> None:
     data.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     for target, write in ((data, lambda f: [f.write(a.tobytes()) for a in kept.values()]),
                           (layout, lambda f: f.write(json.dumps({n: list(a.shape) for n, a in kept.items()}).encode()))):
+        import tempfile  # only when the weights are prepared, once per model install
+
         handle = tempfile.NamedTemporaryFile(dir=data.parent, prefix=".prepare-", delete=False)
         try:
             with handle:
@@ -254,12 +255,15 @@ class Encoder:
         with self._one_at_a_time:
             if text in self._recent:
                 return self._recent[text]
-            if self._threads is None:
-                from threadpoolctl import ThreadpoolController
+            if all(os.environ.get(name) == "1" for name in BLAS_THREADS):
+                vector = self.encode([text])[0]  # BLAS started single-threaded: nothing to limit
+            else:
+                if self._threads is None:
+                    from threadpoolctl import ThreadpoolController
 
-                self._threads = ThreadpoolController()
-            with self._threads.limit(limits=1, user_api="blas"):
-                vector = self.encode([text])[0]
+                    self._threads = ThreadpoolController()
+                with self._threads.limit(limits=1, user_api="blas"):
+                    vector = self.encode([text])[0]
             vector.flags.writeable = False
             self._recent[text] = vector
             while len(self._recent) > RECENT_TOPICS:
@@ -378,6 +382,7 @@ def encode_topic(text: str, deadline: float | None = None) -> np.ndarray | None:
     vectors and still return its lexical hits in time; the load goes on, and later
     searches of a long-lived process (``pao history serve``) use it.
     """
+    _single_threaded_blas()
     if deadline is None:
         return shared_encoder().encode_one(text)
     outcome: list[Any] = []
@@ -389,6 +394,21 @@ def encode_topic(text: str, deadline: float | None = None) -> np.ndarray | None:
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _single_threaded_blas() -> None:
+    """A process whose first use of numpy is embedding a topic (``pao brief``, ``pao spawn``,
+    the history server) starts BLAS with one thread: a topic's matrices are too small for
+    more, and starting none saves time at numpy's import and the thread limit per call
+    (:meth:`Encoder.encode_one`). A process that imported numpy before keeps its threads."""
+    import sys
+
+    if "numpy" not in sys.modules:
+        for name in BLAS_THREADS:
+            os.environ.setdefault(name, "1")
 
 
 def _encode_into(text: str, outcome: list[Any]) -> None:
