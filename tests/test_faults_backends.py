@@ -74,7 +74,7 @@ LOAD_HISTORY = ["history", "index", str(EVAL / "transcripts")]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[object]:
-    from pao_postgres.testing import ThrowawayCluster
+    from pao_testing.postgres import ThrowawayCluster
 
     server = ThrowawayCluster.start()
     yield server
@@ -89,7 +89,7 @@ def running(cluster) -> object:
 
 
 def test_postgres_stopped_before_the_search(running, pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pao_postgres.testing import PASSWORD
+    from pao_testing.postgres import PASSWORD
 
     configure(pao_config_file, longterm_url=running.url)
     load(capsys, ["memory", "init"], LOAD_LONGTERM, LOAD_HISTORY)
@@ -233,7 +233,7 @@ def test_a_broken_history_server_leaves_the_longterm_items(
 def test_both_stores_down_still_gives_a_briefing_within_the_deadline(
     hanging_url: str, refusing_url: str, pao_config_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pao_postgres.testing import PASSWORD
+    from pao_testing.postgres import PASSWORD
 
     configure(pao_config_file, history_url=hanging_url,
               longterm_url=refusing_url.replace("http://", f"postgresql://pao:{PASSWORD}@").replace("/rpc", "/pao"))

@@ -23,8 +23,8 @@ from pao_core.plugins import build_plugins
 from pao_core.tomlfile import UnreadableTOML
 from pao_core.errors import ConfigError, PaoError
 from pao_core.files import UnreadableJSON
-from pao_core.testing.host_cases import CASES
-from pao_core.testing.hostrun import fail_unless_loopback_only
+from pao_testing.host_cases import CASES
+from pao_testing.hostrun import fail_unless_loopback_only
 
 CODEX, GEMINI = CodexHost(HostOptions("/opt/codex")), GeminiHost(HostOptions("/opt/gemini"))
 

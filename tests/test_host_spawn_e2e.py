@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.testing.host_cases import CASES
-from pao_core.testing.hostrun import fail_unless_loopback_only
+from pao_testing.host_cases import CASES
+from pao_testing.hostrun import fail_unless_loopback_only
 
 RUNNER = Path(__file__).parent / "hosts_support" / "pao_with_notes.py"
 MARKER = "WOMBAT-4412"

@@ -105,7 +105,7 @@ def test_availability_reasons(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_importing_pao_core_or_the_hooks_loads_nothing_heavy() -> None:
     code = (
         "import sys, pao_core, pao_core.plugins, pao_terminalapp.hooks; "
-        "heavy = {'appscript', 'pao_terminalapp.driver', 'pao_terminalapp.testing'} & set(sys.modules); "
+        "heavy = {'appscript', 'pao_terminalapp.driver', 'pao_testing.terminalapp'} & set(sys.modules); "
         "print(sorted(heavy))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
