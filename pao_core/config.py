@@ -75,7 +75,9 @@ def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
         raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
-_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?P<pw>[^@/\s]+)(?P<tail>@)", re.IGNORECASE)
+# The password runs to the last "@" before a space: people write passwords with "/" in URLs.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
+                           re.IGNORECASE)
 
 
 MIN_BUDGET_CHARS = 400
@@ -225,9 +227,9 @@ def _mask(value: Any, key: str = "") -> Any:
     return value
 
 
-def mask_url(text: str) -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}***{m['tail']}", text)
+def mask_url(text: str, mask: str = "***") -> str:
+    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
 
 
 def _make_converter() -> cattrs.Converter:
