@@ -82,6 +82,27 @@ class Remembered:
 
 
 @attrs.frozen
+class McpServer:
+    """An MCP server (stdio) that one spawned session gets, for that session only.
+
+    ``env`` holds values safe to show on a command line (paths); ``inherit`` names
+    variables the server gets from the agent's environment (a store URL with its
+    password). ``tools`` are allowed without a permission prompt in that session.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
+    inherit: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """``env`` plus the inherited variables that ``environ`` has."""
+        return {**{name: environ[name] for name in self.inherit if name in environ}, **self.env}
+
+
+@attrs.frozen
 class BackendResult:
     """What one backend returned for one query, or why it returned nothing."""
 
