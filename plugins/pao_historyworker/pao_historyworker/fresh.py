@@ -22,7 +22,9 @@ from pathlib import Path
 import attrs
 import filelock
 
-from pao_historyworker.index import Pending, connect, finish, forget_files, index_file, pending, unread_bytes
+from pao_historyworker.index import (
+    Pending, connect, finish, forget_files, index_file, indexed_roots, pending, remember_root, unread_bytes,
+)
 
 MIN_RATE = 5e6
 """Bytes per second assumed before a file was read (transcript parsing runs at 20-60 MB/s)."""
@@ -58,20 +60,23 @@ def lock_for(index_path: Path) -> filelock.FileLock:
     return filelock.FileLock(f"{index_path}.lock", mode=0o600)
 
 
-def refresh(index_path: Path, root: Path, budget_s: float) -> Freshness:
-    """Index what changed under ``root`` into ``index_path`` within ``budget_s`` seconds."""
+def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
+    """Index what changed into ``index_path`` within ``budget_s`` seconds: under the folders
+    the index was built from (``pao history index [DIR]``), else under ``default_root``."""
     started = time.monotonic()
     deadline = started + max(0.0, budget_s)
-    if not root.is_dir():
-        return Freshness()
+    roots = [default_root]
     if index_path.exists():
         conn = connect(index_path)
         try:
-            todo = pending(conn, root)
+            roots = indexed_roots(conn) or roots
+            roots = [root for root in roots if root.exists()]
+            if not any(pending(conn, root).outdated for root in roots):
+                return Freshness(elapsed_ms=_ms(started))
         finally:
             conn.close()
-        if not (todo.changed or todo.gone):
-            return Freshness(elapsed_ms=_ms(started))
+    elif not default_root.is_dir():
+        return Freshness()
     lock = lock_for(index_path)
     index_path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -81,20 +86,26 @@ def refresh(index_path: Path, root: Path, budget_s: float) -> Freshness:
     try:
         conn = connect(index_path, create=True)
         try:
-            return _index_within(conn, root, deadline, started)
+            return _index_within(conn, roots, deadline, started)
         finally:
             conn.close()
     finally:
         lock.release()
 
 
-def _index_within(conn, root: Path, deadline: float, started: float) -> Freshness:  # type: ignore[no-untyped-def]
-    todo: Pending = pending(conn, root)  # again, under the lock: another process may have just indexed
-    removed = forget_files(conn, todo.gone) if todo.gone else 0
+def _index_within(conn, roots: list[Path], deadline: float, started: float) -> Freshness:  # type: ignore[no-untyped-def]
+    removed = 0
+    changed = []
+    for root in roots:  # again, under the lock: another process may have just indexed
+        todo: Pending = pending(conn, root)
+        removed += forget_files(conn, todo.gone) if todo.gone else 0
+        changed += todo.changed
+        remember_root(conn, root)
+    changed.sort(key=lambda entry: entry[1].st_mtime_ns, reverse=True)
     rate = MIN_RATE
     indexed = added = 0
     left: list[int] = []
-    for key, stat, row in todo.changed:
+    for key, stat, row in changed:
         size = unread_bytes(stat, row)
         now = time.monotonic()
         if now + size / rate > deadline:

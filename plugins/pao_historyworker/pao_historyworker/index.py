@@ -168,6 +168,10 @@ class Pending:
     gone: list[str]
     seen: int
 
+    @property
+    def outdated(self) -> bool:
+        return bool(self.changed or self.gone)
+
 
 def pending(conn: sqlite3.Connection, root: Path) -> Pending:
     """Compare the ``files`` table with the folder (by size, mtime and inode)."""
@@ -225,6 +229,19 @@ def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
             count += 1
     return count
+
+
+def indexed_roots(conn: sqlite3.Connection) -> list[Path]:
+    """The transcript folders (or files) this index was built from."""
+    return [Path(root) for root in json.loads(meta_value(conn, "roots") or "[]")]
+
+
+def remember_root(conn: sqlite3.Connection, root: Path) -> None:
+    roots = [str(path) for path in indexed_roots(conn)]
+    key = os.path.realpath(root)
+    if key not in roots:
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('roots', ?)", (json.dumps([*roots, key]),))
 
 
 def finish(conn: sqlite3.Connection, changed: bool = True) -> None:
@@ -290,6 +307,7 @@ def index_transcripts(
     started = time.monotonic()
     with guard or contextlib.nullcontext():
         todo = pending(conn, root)
+        remember_root(conn, root)
         read = added = lines = malformed = 0
         for key, stat, row in todo.changed:
             done = index_file(conn, key, stat, row)

@@ -139,3 +139,15 @@ def test_concurrent_processes_index_each_exchange_once(env, projects):
     assert index_rows(env, "SELECT count(*), count(DISTINCT id) FROM exchanges") == [(240, 240)]
     assert index_rows(env, "SELECT count(*) FROM files") == [(120,)]
     assert pao_json(env, "history", "stats")["exchanges"] == 240
+
+
+@pytest.mark.hook("pao_memory_backends")
+def test_an_index_built_from_a_folder_stays_fresh_from_that_folder(env, projects, tmp_path):
+    other = tmp_path / "elsewhere" / PROJECT
+    other.mkdir(parents=True)
+    (other / "e1.jsonl").write_text(exchange("e1", 1, "lemur cron backlog grows nightly", "Split the cron job."))
+    pao(env, "history", "index", str(other.parent))
+    (other / "e2.jsonl").write_text(exchange("e2", 1, "lemur cron backlog alert threshold", "Alert at 500."))
+    (projects / "d1.jsonl").write_text(exchange("d1", 1, "lemur cron backlog in the default folder", "Not indexed."))
+    found = history_ids(brief(env, "lemur cron backlog"))
+    assert "msg:e2:e2-u1" in found and "msg:d1:d1-u1" not in found  # eval corpora stay apart from ~/.claude
