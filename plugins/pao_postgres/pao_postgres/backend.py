@@ -11,7 +11,7 @@ import attrs
 from pao_postgres.options import LongtermOptions
 
 if TYPE_CHECKING:
-    from pao_core.models import MemoryItem
+    from pao_core.models import MemoryItem, Provenance, Remembered
     from pao_postgres.store import LongtermStore
 
 
@@ -38,6 +38,7 @@ class LongtermBackend:
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         from pao_core.models import SearchResults
+        from pao_postgres.provenance import attach_embedded, attach_server
         from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
         note = self.follow_file(deadline)
@@ -45,6 +46,10 @@ class LongtermBackend:
             items = search_embedded(self.options, self.home, query, limit, deadline)
         else:
             items = self.store.search(query, limit, deadline)
+        if self.options.url.strip():
+            items = attach_server(self.store, items, deadline)
+        else:
+            items = attach_embedded(self.options, self.options.sqlite_file(self.home), items, deadline)
         ranked = [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
         return SearchResults(ranked, note) if note else ranked
 
@@ -60,6 +65,11 @@ class LongtermBackend:
             return sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic())).note
         except Exception as exc:
             return f"memory file {path} not synced ({exc}); searched the store as it was; 'pao memory sync' retries"
+
+    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
+        """Follows ``pao_core.contracts.WritableMemory``: one observation with its provenance."""
+        remembered = self.store.remember(entity, observation, provenance, deadline)
+        return attrs.evolve(remembered, item=attrs.evolve(remembered.item, backend=self.name))
 
     def local_files(self) -> list[Path]:
         """The embedded store's file (none when the store is a PostgreSQL server), for ``pao doctor``."""

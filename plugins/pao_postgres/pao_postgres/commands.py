@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from pao_postgres.options import MODES, LongtermOptions
 
 if TYPE_CHECKING:
@@ -21,6 +23,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     actions = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
     init = actions.add_parser("init", help="create the schema and its indexes (idempotent)")
+    init.add_argument("--json", action="store_true", help="print JSON")
     init.set_defaults(func=run_init)
 
     load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
@@ -60,6 +63,8 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--mode", choices=MODES, help="override the configured mode")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--raw-unredacted", action="store_true",
+                        help="show text as stored, secrets NOT redacted (never give this to an agent)")
     search.set_defaults(func=run_search)
 
 
@@ -71,9 +76,14 @@ def open_store(config: PaoConfig) -> LongtermStore:
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
     store = open_store(config)
     store.init()
-    print(f"schema ready in {store.describe()}")
+    if args.json:
+        print_json({"store": store.describe(), "ready": True})
+    else:
+        print(f"schema ready in {store.describe()}")
     return 0
 
 
@@ -136,15 +146,20 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
     import sys
 
     from pao_core.cli import print_json
+    from pao_core.sanitize import clean_item, strip_controls
     from pao_postgres.backend import LongtermBackend
 
     store = open_store(config)
     note = LongtermBackend("longterm", store.options, store.home).follow_file(time.monotonic() + READ_DEADLINE)
     if note:
-        print(f"pao: {note}", file=sys.stderr)
+        print(f"pao: {strip_controls(note)}", file=sys.stderr)
     items = store.search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
+    if not args.raw_unredacted:
+        items = [clean_item(item) for item in items]
+    elif not args.json:  # raw, yet never an escape sequence to the terminal
+        items = [attrs.evolve(item, text=strip_controls(item.text)) for item in items]
     if args.json:
-        print_json([item_json(item) for item in items])
+        print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0
     for rank, item in enumerate(items, start=1):
         print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")

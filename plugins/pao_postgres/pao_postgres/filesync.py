@@ -20,7 +20,8 @@ signature) in a table of the store, ``pao_memory_file_sync``. Before a search:
    gained is added (an observation already in the store is not added twice), changed
    entity types are updated. Only what came from the file is ever removed: what pao
    wrote itself (``pao memory add``, an agent's ``remember``) is not in the file's
-   previous graph, so a sync never deletes it.
+   previous graph, so a sync never deletes it; an observation with provenance (an
+   agent remembered it) is kept even when the file had the same text and dropped it.
 """
 
 from __future__ import annotations
@@ -275,9 +276,12 @@ def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, ne
         ids.update({name: entity_id for name, entity_id in connection.execute(query)})
     counts = {"entities": 0, "observations": 0, "relations": 0}
     obs, rel = t.observations.c, t.relations.c
+    remembered = sa.select(t.provenance.c.observation_id)  # an agent's remember: pao's own, never the file's
     for name, text in sorted(gone_observations):
         if name in ids:
-            done = connection.execute(sa.delete(t.observations).where(obs.entity_id == ids[name], obs.content == text))
+            done = connection.execute(sa.delete(t.observations).where(
+                obs.entity_id == ids[name], obs.content == text, obs.id.not_in(remembered)
+            ))
             counts["observations"] += done.rowcount
     for edge in sorted(gone_relations):
         if edge.source in ids and edge.target in ids:

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pao_postgres.filesync import memory_file
@@ -83,11 +84,11 @@ def followed(longterm, tmp_path: Path) -> Path:
 
 
 def test_edits_additions_and_deletions_reach_the_store_before_a_search(longterm, followed, tmp_path):
-    found = longterm.pao_json("memory", "search", "redis sessions")
+    found = longterm.pao_json("memory", "search", "redis sessions")["items"]
     assert [item["text"] for item in found] == ["uses redis for sessions"]
     assert store_graph(longterm, tmp_path) == graph(V1)
     write(followed, V2)
-    found = longterm.pao_json("memory", "search", "valkey redis sessions")
+    found = longterm.pao_json("memory", "search", "valkey redis sessions")["items"]
     assert [item["text"] for item in found] == ["uses valkey for sessions"]  # the edit replaced it: no duplicate
     assert store_graph(longterm, tmp_path) == graph(V2)  # types, entities, relations: all followed
     write(followed, V2 + "\n")  # same graph, new signature: nothing changes
@@ -95,7 +96,7 @@ def test_edits_additions_and_deletions_reach_the_store_before_a_search(longterm,
 
 
 def test_a_briefing_follows_the_file_and_pao_s_own_writes_survive(longterm, followed, tmp_path):
-    assert longterm.pao_json("memory", "search", "billing charges")[0]["title"] == "billing"
+    assert longterm.pao_json("memory", "search", "billing charges")["items"][0]["title"] == "billing"
     code, _, err = longterm.pao("memory", "add", "billing", "pao wrote this: invoices are retried nightly")
     assert code == 0, err
     briefing = longterm.pao_json("brief", "billing charges first of the month")
@@ -107,6 +108,29 @@ def test_a_briefing_follows_the_file_and_pao_s_own_writes_survive(longterm, foll
     entities, relations = store_graph(longterm, tmp_path)
     assert entities["billing"] == ("service", {"pao wrote this: invoices are retried nightly"})
     assert ("Sam", "billing", "maintains") not in relations
+
+
+def test_what_an_agent_remembered_is_not_the_file_s_to_delete(longterm, followed, tmp_path):
+    import datetime as dt
+
+    from pao_core.models import Provenance
+    from pao_postgres.backend import LongtermBackend
+    from pao_postgres.store import LongtermStore
+
+    store = LongtermStore(LongtermOptions(url=longterm.url or "", schema=longterm.schema or ""), longterm.home)
+    store.init()
+    agent = Provenance("api", "1a2b3c4d", dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc))
+    store.remember("auth-service", "sessions expire after 30 minutes", agent)
+    write(followed, V1.replace('"written in Go"', '"written in Go", "sessions expire after 30 minutes"'))
+    longterm.pao_json("memory", "search", "sessions")
+    write(followed, V2)
+    backend = LongtermBackend("longterm", store.options.__class__(**{**attrs.asdict(store.options, recurse=False),
+                                                                     "memory_file": followed}), longterm.home)
+    found = backend.search("auth-service sessions expire 30 minutes", 10, time.monotonic() + 10)
+    assert [item.text for item in found] == ["sessions expire after 30 minutes"]
+    assert found[0].meta["provenance"]["agent"] == "api"
+    entities, _ = store_graph(longterm, tmp_path)
+    assert entities["auth-service"][1] == {"uses valkey for sessions", "written in Go", "sessions expire after 30 minutes"}
 
 
 @pytest.mark.parametrize("torn", ["half-written last line", "empty, just truncated"])
