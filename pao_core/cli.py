@@ -17,6 +17,7 @@ RESERVED_COMMANDS: dict[str, str] = {
     "spawn": "start a primed agent",
     "list": "list the agents pao started",
     "status": "show one agent",
+    "attach": "show an agent (attach its terminal)",
     "send": "send text to an agent",
     "broadcast": "send text to every agent",
     "kill": "stop an agent",

@@ -83,7 +83,9 @@ class TerminalDriver(Protocol):
     ``availability`` returns ``None`` when the driver can be used here, otherwise a
     one-line reason. Optional: ``pid(target) -> int | None``, the agent's process id
     (pao records it when the driver has it); ``version() -> str | None``, shown by
-    ``pao doctor``.
+    ``pao doctor``; ``attach(target) -> None``, show the agent to the user (``pao
+    attach``: tmux attaches or switches the client and returns on detach; Terminal.app
+    brings the window forward). Without it, ``pao attach`` says the terminal cannot.
     """
 
     name: str
