@@ -62,10 +62,15 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
+    from pao_core.progress import Progress
+
     try:
-        report = index_transcripts(
-            conn, root, embed=options.semantic, progress=_embedding_progress, guard=_indexing_lock(path)
-        )
+        with Progress(f"indexing {root}") as progress:
+            report = index_transcripts(
+                conn, root, embed=options.semantic, guard=_indexing_lock(path),
+                on_file=lambda read: progress.update(f"{read} files read"),
+                progress=lambda done, total: progress.update(f"embedding exchanges for semantic search: {done} of {total}"),
+            )
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     finally:
@@ -112,13 +117,6 @@ def _indexing_lock(path: Path):  # type: ignore[no-untyped-def]
 
 
 LOCK_WAIT_S = 600.0
-
-
-def _embedding_progress(done: int, total: int) -> None:
-    """A progress line on a terminal: a first index of a long history embeds for minutes."""
-    if sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        print(f"\rembedding exchanges for semantic search: {done} of {total}", end=end, file=sys.stderr, flush=True)
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:

@@ -301,13 +301,15 @@ def index_transcripts(
     *,
     embed: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    on_file: Callable[[int], None] | None = None,
     guard: ContextManager[object] | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
     ``guard`` is held while transcripts are read (the indexing lock, ``fresh.lock_for``).
     With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
-    one; ``progress(done, total)`` is called as they are embedded.
+    one; ``progress(done, total)`` is called as they are embedded, ``on_file(read)`` as
+    each new or grown transcript file is read.
     """
     started = time.monotonic()
     with guard or contextlib.nullcontext():
@@ -320,6 +322,8 @@ def index_transcripts(
                 continue
             read += 1
             added, lines, malformed = added + done[0], lines + done[1], malformed + done[2]
+            if on_file:
+                on_file(read)
         removed = forget_files(conn, todo.gone)
         finish(conn, changed=bool(read or removed))
     embedded = _embed(conn, progress) if embed else None
