@@ -57,6 +57,15 @@ class MemoryItem:
     fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
 
 
+class SearchResults(list):  # type: ignore[type-arg]
+    """Items a backend's ``search`` returns with a one-line ``note`` for the user (what
+    it could not do in time, such as "120 transcripts left to index")."""
+
+    def __init__(self, items: Any = (), note: str | None = None) -> None:
+        super().__init__(items)
+        self.note = note
+
+
 @attrs.frozen
 class Provenance:
     """Who wrote a memory item and when: a spawned agent's name and session (``remember``)."""
@@ -104,13 +113,15 @@ class McpServer:
 
 @attrs.frozen
 class BackendResult:
-    """What one backend returned for one query, or why it returned nothing."""
+    """What one backend returned for one query, or why it returned nothing; ``note``:
+    what it said besides (:class:`SearchResults`)."""
 
     backend: str
     status: BackendStatus
     items: tuple[MemoryItem, ...] = ()
     elapsed_ms: float = 0.0
     error: str | None = None
+    note: str | None = None
 
     @property
     def count(self) -> int:
