@@ -24,9 +24,7 @@ def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[Mc
 
     from pao_core.models import McpServer
 
-    args = ["-m", "pao_core", "mcp", "--agent", request.name]
-    if request.session_id:
-        args += ["--session-id", request.session_id]
+    args = ["-m", "pao_core", "mcp", "--agent", request.name]  # the session id: pao's registry, at call time
     env = {"PAO_HOME": str(config.home)}
     if config.source:
         env["PAO_CONFIG"] = str(config.source)
