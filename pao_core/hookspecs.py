@@ -15,7 +15,7 @@ import pluggy
 if TYPE_CHECKING:
     from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
-    from pao_core.models import AgentRecord, Briefing
+    from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 hookspec = pluggy.HookspecMarker("pao")
 hookimpl = pluggy.HookimplMarker("pao")
@@ -141,6 +141,22 @@ def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | 
 
 
 @hookspec
+def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> Iterable[McpServer] | None:
+    """Return the MCP servers (stdio) one spawned session gets, for that session only.
+
+    Called once per spawn after step 1 (the agent's name, folder, host and, where the
+    host takes one, session id are known), unless ``pao spawn --no-mcp``. Each host
+    profile hands them to its CLI on the command line or in a per-agent file, never in
+    the user's settings, with their ``tools`` allowed without a prompt. pao-mcp's
+    implementation returns ``pao`` (``search_memory``, ``remember``, ``memory_status``).
+
+    :param config: the effective configuration.
+    :param request: the validated spawn request.
+    :returns: ``pao_core.models.McpServer`` records.
+    """
+
+
+@hookspec
 def pao_agent_spawned(record: AgentRecord) -> None:
     """Event: an agent was started, found ready and recorded in the registry.
 
@@ -148,4 +164,22 @@ def pao_agent_spawned(record: AgentRecord) -> None:
     reported, never fatal.
 
     :param record: the agent's registry record.
+    """
+
+
+@hookspec
+def pao_agent_state_changed(record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
+    """Event: an agent's recorded state changed (say, ``busy`` to ``waiting``).
+
+    Called from the one place pao records an agent's state, after the registry was
+    written, once per change. States: ``starting``, ``ready``, ``busy``, ``waiting``
+    (for input), ``blocked`` (a dialog or permission prompt), ``dead`` (its process
+    ended), ``paused``, and any a state source adds (``finished``, ``failed``).
+    Exceptions are recorded and reported, never fatal. pao's own desktop notifier
+    (``[notify] desktop = true``) is one implementation.
+
+    :param record: the agent's registry record, as written.
+    :param old_state: the state recorded before.
+    :param new_state: the state recorded now (``record.state``).
+    :param source: what saw the change: ``spawn``, ``screen``, ``pause``, ``resume``, ``events``, ...
     """

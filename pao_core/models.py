@@ -57,15 +57,71 @@ class MemoryItem:
     fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
 
 
+class SearchResults(list):  # type: ignore[type-arg]
+    """Items a backend's ``search`` returns with a one-line ``note`` for the user (what
+    it could not do in time, such as "120 transcripts left to index")."""
+
+    def __init__(self, items: Any = (), note: str | None = None) -> None:
+        super().__init__(items)
+        self.note = note
+
+
+@attrs.frozen
+class Provenance:
+    """Who wrote a memory item and when: a spawned agent's name and session (``remember``)."""
+
+    agent: str
+    session_id: str | None
+    recorded_at: dt.datetime | None
+
+    def describe(self) -> str:
+        """``agent api, session 1a2b3c4d, 2026-11-30``: how briefings and tools show it."""
+        session = f", session {self.session_id[:8]}" if self.session_id else ""
+        when = f", {self.recorded_at.date().isoformat()}" if self.recorded_at else ""
+        return f"agent {self.agent}{session}{when}"
+
+
+@attrs.frozen
+class Remembered:
+    """What ``remember`` stored: the item (with its provenance in ``meta``), or the one
+    already there when the observation was known (``created`` false)."""
+
+    item: MemoryItem
+    created: bool
+
+
+@attrs.frozen
+class McpServer:
+    """An MCP server (stdio) that one spawned session gets, for that session only.
+
+    ``env`` holds values safe to show on a command line (paths); ``inherit`` names
+    variables the server gets from the agent's environment (a store URL with its
+    password). ``tools`` are allowed without a permission prompt in that session.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
+    inherit: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """``env`` plus the inherited variables that ``environ`` has."""
+        return {**{name: environ[name] for name in self.inherit if name in environ}, **self.env}
+
+
 @attrs.frozen
 class BackendResult:
-    """What one backend returned for one query, or why it returned nothing."""
+    """What one backend returned for one query, or why it returned nothing; ``note``:
+    what it said besides (:class:`SearchResults`)."""
 
     backend: str
     status: BackendStatus
     items: tuple[MemoryItem, ...] = ()
     elapsed_ms: float = 0.0
     error: str | None = None
+    note: str | None = None
 
     @property
     def count(self) -> int:

@@ -9,13 +9,15 @@ from typing import Any, Sequence
 
 import attrs
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
-from pao_core.models import MemoryItem
+from pao_core.models import MemoryItem, Provenance, Remembered
 from pao_postgres.items import as_utc, make_item
 from pao_postgres import engine as engines
 from pao_postgres.engine import LongtermError, transaction
 from pao_postgres.mcpfile import MemoryFile
 from pao_postgres.options import LongtermOptions
+from pao_postgres.provenance import same_observation, with_provenance
 from pao_postgres.schema import Tables, build_tables, create_schema
 
 
@@ -34,6 +36,7 @@ class LongtermStore:
     home: Path
     _tables: Tables | None = attrs.field(default=None, init=False, repr=False)
     _url: sa.URL | None = attrs.field(default=None, init=False, repr=False)
+    _schema_ready: bool = attrs.field(default=False, init=False, repr=False)
 
     @property
     def is_sqlite(self) -> bool:
@@ -65,10 +68,12 @@ class LongtermStore:
         """False only for an embedded store that was never written."""
         return not self.is_sqlite or self.sqlite_file.exists()
 
-    def _write(self) -> Any:
-        if self.is_sqlite:
-            self.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
-        return transaction(self.engine(), time.monotonic() + engines.WRITE_DEADLINE, write=True)
+    def _write(self, deadline: float | None = None) -> Any:
+        if self.is_sqlite:  # the user's memory: the owner's alone (SQLite's sidecars copy the mode)
+            from pao_core.files import private_file
+
+            private_file(self.sqlite_file, "-wal", "-shm", "-journal")
+        return transaction(self.engine(), deadline or time.monotonic() + engines.WRITE_DEADLINE, write=True)
 
     # -- writes --------------------------------------------------------------------
 
@@ -79,29 +84,31 @@ class LongtermStore:
 
     def import_memory(self, memory: MemoryFile, now: dt.datetime | None = None) -> ImportCounts:
         """Add what the file has and the store lacks, in one transaction."""
-        stamp = now or dt.datetime.now(dt.timezone.utc)
         with self._write() as connection:
             create_schema(connection, self.tables)
-            names = [entity.name for entity in memory.entities]
-            names += [name for rel in memory.relations for name in (rel.source, rel.target)]
-            ids, new_entities = self._ensure_entities(connection, names, {e.name: e.entity_type for e in memory.entities})
-            known = self._known_observations(connection, list(ids.values()))
-            rows = []
-            for entity in memory.entities:
-                entity_id = ids[entity.name]
-                contents, next_position = known.get(entity_id, (set(), 0))
-                for content in entity.observations:
-                    if content in contents:
-                        continue
-                    contents.add(content)
-                    rows.append(
-                        {"entity_id": entity_id, "content": content, "position": next_position, "created_at": stamp}
-                    )
-                    next_position += 1
-                known[entity_id] = (contents, next_position)
-            if rows:
-                connection.execute(sa.insert(self.tables.observations), rows)
-            added_relations = self._add_relations(connection, memory, ids)
+            return self.import_into(connection, memory, now)
+
+    def import_into(self, connection: sa.Connection, memory: MemoryFile, now: dt.datetime | None = None) -> ImportCounts:
+        """:meth:`import_memory` in the caller's write transaction."""
+        stamp = now or dt.datetime.now(dt.timezone.utc)
+        names = [entity.name for entity in memory.entities]
+        names += [name for rel in memory.relations for name in (rel.source, rel.target)]
+        ids, new_entities = self._ensure_entities(connection, names, {e.name: e.entity_type for e in memory.entities})
+        known = self._known_observations(connection, list(ids.values()))
+        rows = []
+        for entity in memory.entities:
+            entity_id = ids[entity.name]
+            contents, next_position = known.get(entity_id, (set(), 0))
+            for content in entity.observations:
+                if content in contents:
+                    continue
+                contents.add(content)
+                rows.append({"entity_id": entity_id, "content": content, "position": next_position, "created_at": stamp})
+                next_position += 1
+            known[entity_id] = (contents, next_position)
+        if rows:
+            connection.execute(sa.insert(self.tables.observations), rows)
+        added_relations = self._add_relations(connection, memory, ids)
         return ImportCounts(new_entities, len(rows), added_relations)
 
     def _ensure_entities(
@@ -110,15 +117,18 @@ class LongtermStore:
         entities = self.tables.entities
         wanted = list(dict.fromkeys(names))
         ids: dict[str, int] = {}
-        for chunk in _chunks(wanted):
+        for chunk in chunks(wanted):
             query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
             ids.update({name: entity_id for name, entity_id in connection.execute(query)})
         missing = [name for name in wanted if name not in ids]
         if missing:
+            # A concurrent writer may add the same name first: keep its row, not an error.
+            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
             connection.execute(
-                sa.insert(entities), [{"name": name, "entity_type": types.get(name, "")} for name in missing]
+                dialect.insert(entities).on_conflict_do_nothing(),
+                [{"name": name, "entity_type": types.get(name, "")} for name in missing],
             )
-            for chunk in _chunks(missing):
+            for chunk in chunks(missing):
                 query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
                 ids.update({name: entity_id for name, entity_id in connection.execute(query)})
         return ids, len(missing)
@@ -126,7 +136,7 @@ class LongtermStore:
     def _known_observations(self, connection: sa.Connection, entity_ids: list[int]) -> dict[int, tuple[set[str], int]]:
         obs = self.tables.observations
         known: dict[int, tuple[set[str], int]] = {}
-        for chunk in _chunks(entity_ids):
+        for chunk in chunks(entity_ids):
             query = sa.select(obs.c.entity_id, obs.c.content, obs.c.position).where(obs.c.entity_id.in_(chunk))
             for entity_id, content, position in connection.execute(query):
                 contents, next_position = known.get(entity_id, (set(), 0))
@@ -141,7 +151,7 @@ class LongtermStore:
             return 0
         existing = set()
         involved = sorted({source for source, _, _ in wanted})
-        for chunk in _chunks(involved):
+        for chunk in chunks(involved):
             query = sa.select(rel.c.from_entity_id, rel.c.to_entity_id, rel.c.relation_type).where(
                 rel.c.from_entity_id.in_(chunk)
             )
@@ -157,22 +167,132 @@ class LongtermStore:
     def add(self, entity: str, text: str, entity_type: str = "") -> MemoryItem:
         """Append one observation to ``entity`` (created when new); return it as an item."""
         stamp = dt.datetime.now(dt.timezone.utc)
-        entities, obs = self.tables.entities, self.tables.observations
         with self._write() as connection:
-            create_schema(connection, self.tables)
-            ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})
-            entity_id = ids[entity]
-            lock = sa.select(entities.c.id).where(entities.c.id == entity_id)
-            if not self.is_sqlite:
-                connection.execute(lock.with_for_update())  # serialise concurrent adds to one entity
-            last = connection.execute(sa.select(sa.func.max(obs.c.position)).where(obs.c.entity_id == entity_id))
-            position = (last.scalar() if last is not None else None)
-            position = 0 if position is None else position + 1
-            connection.execute(
-                sa.insert(obs), {"entity_id": entity_id, "content": text, "position": position, "created_at": stamp}
+            entity_id, kind = self._entity_for_append(connection, entity, entity_type)
+            _, position = self._append(connection, entity_id, text, stamp)
+        return make_item(entity, kind, text, position, stamp, 0.0)
+
+    def remember(self, entity: str, text: str, provenance: Provenance, deadline: float | None = None) -> Remembered:
+        """Append ``text`` to ``entity`` with its provenance, unless the entity already has
+        that observation (same words, case and spacing aside): then return that one."""
+        obs, prov = self.tables.observations, self.tables.provenance
+        with self._write(deadline) as connection:
+            entity_id, kind = self._entity_for_append(connection, entity, "")
+            wanted = same_observation(text)
+            known = connection.execute(
+                sa.select(obs.c.id, obs.c.content, obs.c.position, obs.c.created_at).where(obs.c.entity_id == entity_id)
             )
-            kind = connection.execute(sa.select(entities.c.entity_type).where(entities.c.id == entity_id)).scalar()
-        return make_item(entity, kind or "", text, position, stamp, 0.0)
+            for row in known:
+                if same_observation(row.content) == wanted:
+                    earlier = connection.execute(sa.select(prov).where(prov.c.observation_id == row.id)).first()
+                    item = make_item(entity, kind, row.content, row.position, row.created_at, 0.0)
+                    return Remembered(with_provenance(item, earlier), created=False)
+            observation_id, position = self._append(connection, entity_id, text, provenance.recorded_at)
+            connection.execute(
+                sa.insert(prov),
+                {
+                    "observation_id": observation_id,
+                    "agent": provenance.agent,
+                    "session_id": provenance.session_id,
+                    "recorded_at": provenance.recorded_at,
+                },
+            )
+        item = make_item(entity, kind, text, position, provenance.recorded_at, 0.0)
+        return Remembered(with_provenance(item, provenance), created=True)
+
+    def _entity_for_append(self, connection: sa.Connection, entity: str, entity_type: str) -> tuple[int, str]:
+        """The entity's id (created when new) and type, locked against concurrent appends."""
+        entities = self.tables.entities
+        if not self._schema_ready:
+            # Once per process, and DDL only when pao's newest table is missing: DDL on a store
+            # in use would take table locks against other agents' writes.
+            provenance = self.tables.provenance
+            if not sa.inspect(connection).has_table(provenance.name, schema=provenance.schema):
+                create_schema(connection, self.tables)
+            self._schema_ready = True
+        ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})
+        lock = sa.select(entities.c.id).where(entities.c.id == ids[entity])
+        if not self.is_sqlite:
+            connection.execute(lock.with_for_update())  # serialise concurrent adds to one entity
+        kind = connection.execute(sa.select(entities.c.entity_type).where(entities.c.id == ids[entity])).scalar()
+        return ids[entity], kind or ""
+
+    def _append(self, connection: sa.Connection, entity_id: int, text: str, stamp: dt.datetime) -> tuple[int, int]:
+        """Insert ``text`` after the entity's last observation; its id and position."""
+        obs = self.tables.observations
+        last = connection.execute(sa.select(sa.func.max(obs.c.position)).where(obs.c.entity_id == entity_id)).scalar()
+        position = 0 if last is None else last + 1
+        inserted = connection.execute(
+            sa.insert(obs).returning(obs.c.id),
+            {"entity_id": entity_id, "content": text, "position": position, "created_at": stamp},
+        )
+        return inserted.scalar_one(), position
+
+    def write(self, deadline: float | None = None) -> Any:
+        """A write transaction on the store, bounded by ``deadline``."""
+        return self._write(deadline)
+
+    def forget(self, entity: str, observation: str | None = None) -> ImportCounts:
+        """Remove ``entity`` (its observations and relations with it), or only its
+        ``observation``; what was removed (all zero: nothing matched)."""
+        t = self.tables
+        with self._write() as connection:
+            create_schema(connection, t)
+            entity_id = connection.execute(sa.select(t.entities.c.id).where(t.entities.c.name == entity)).scalar()
+            if entity_id is None:
+                return ImportCounts()
+            obs = t.observations.c
+            if observation is not None:
+                gone = connection.execute(
+                    sa.delete(t.observations).where(obs.entity_id == entity_id, obs.content == observation)
+                )
+                return ImportCounts(observations=gone.rowcount)
+            rel = t.relations.c
+            counted = connection.execute(
+                sa.select(
+                    sa.select(sa.func.count()).where(obs.entity_id == entity_id).scalar_subquery(),
+                    sa.select(sa.func.count()).where(
+                        sa.or_(rel.from_entity_id == entity_id, rel.to_entity_id == entity_id)
+                    ).scalar_subquery(),
+                )
+            ).one()
+            # Explicit deletes: a mapped database's foreign keys may not cascade.
+            connection.execute(sa.delete(t.observations).where(obs.entity_id == entity_id))
+            connection.execute(
+                sa.delete(t.relations).where(sa.or_(rel.from_entity_id == entity_id, rel.to_entity_id == entity_id))
+            )
+            connection.execute(sa.delete(t.entities).where(t.entities.c.id == entity_id))
+        return ImportCounts(1, counted[0], counted[1])
+
+    def graph(self, deadline: float) -> MemoryFile:
+        """The whole store as an MCP memory graph (observations in position order)."""
+        from pao_postgres.mcpfile import EntityLine, RelationLine
+
+        if not self.exists():
+            return MemoryFile((), ())
+        t = self.tables
+        source, target = t.entities.alias("source"), t.entities.alias("target")
+        with transaction(self.engine(), deadline) as connection:
+            entities = {
+                name: EntityLine(name, kind or "", ())
+                for name, kind in connection.execute(sa.select(t.entities.c.name, t.entities.c.entity_type).order_by(t.entities.c.id))
+            }
+            observations: dict[str, list[str]] = {}
+            joined = t.observations.join(t.entities, t.entities.c.id == t.observations.c.entity_id)
+            query = sa.select(t.entities.c.name, t.observations.c.content).select_from(joined)
+            for name, content in connection.execute(query.order_by(t.entities.c.id, t.observations.c.position)):
+                observations.setdefault(name, []).append(content)
+            edges = connection.execute(
+                sa.select(source.c.name, target.c.name, t.relations.c.relation_type)
+                .select_from(t.relations.join(source, source.c.id == t.relations.c.from_entity_id)
+                             .join(target, target.c.id == t.relations.c.to_entity_id))
+                .order_by(t.relations.c.id)
+            )
+            relations = tuple(RelationLine(a, b, kind) for a, b, kind in edges)
+        return MemoryFile(
+            tuple(attrs.evolve(e, observations=tuple(observations.get(name, ()))) for name, e in entities.items()),
+            relations,
+        )
 
     # -- reads ---------------------------------------------------------------------
 
@@ -209,7 +329,7 @@ class LongtermStore:
         return search(self, query, limit, deadline, mode or self.options.mode)
 
 
-def _chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
+def chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
     return [values[start : start + size] for start in range(0, len(values), size)]
 
 
