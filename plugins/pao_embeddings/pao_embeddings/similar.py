@@ -3,12 +3,67 @@ retrieval mode runs and why (for ``pao doctor`` and the stores' statistics)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import threading
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import attrs
 
 from pao_embeddings import model
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+@attrs.frozen
+class Matrix:
+    """A store's vectors as one (rows x 384) float32 matrix, with each row's key."""
+
+    generation: str
+    keys: np.ndarray
+    matrix: np.ndarray
+
+
+_matrices: dict[str, Matrix] = {}
+_matrices_lock = threading.Lock()
+
+
+def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, bytes]]], topic: str, *,
+            floor: float, limit: int, standard_floor: float = 0.0, deadline: float | None) -> list[tuple[int, float]]:
+    """``(key, cosine)`` of a store's stored vectors nearest ``topic``, best first (see :func:`above_floor`).
+
+    ``read`` returns the store's ``(key, float32 bytes)`` rows; it runs in the caller's
+    thread (its database connection) and only when this process has no matrix of that
+    ``generation`` of ``store`` yet. Everything numpy does (its import, the matrix, the
+    topic's vector, the product) runs on a worker thread: when it is not done by
+    ``deadline`` the answer is empty, and the caller's lexical hits go out alone and in
+    time. A broken model raises :class:`model.EmbeddingsUnavailable`.
+    """
+    with _matrices_lock:
+        cached = _matrices.get(store)
+    if cached is not None and cached.generation != generation:
+        cached = None
+    stored = read() if cached is None else ()
+    if cached is None and not stored:
+        return []
+
+    def search() -> list[tuple[int, float]]:
+        loaded = cached or _build(store, generation, stored)
+        query = model.shared_encoder().encode_one(topic)
+        return above_floor(loaded.matrix, loaded.keys, query, floor, limit, standard_floor)
+
+    found = model.run_before(search, deadline)
+    return found or []
+
+
+def _build(store: str, generation: str, stored: Sequence[tuple[int, bytes]]) -> Matrix:
+    import numpy as np
+
+    keys = np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored))
+    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in stored), dtype=np.float32).reshape(len(stored), model.DIMENSIONS)
+    loaded = Matrix(generation, keys, matrix)
+    with _matrices_lock:
+        _matrices[store] = loaded
+    return loaded
 
 
 def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.ndarray, floor: float,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -23,7 +22,6 @@ import attrs
 from pao_postgres.ranked import quote
 
 if TYPE_CHECKING:
-    import numpy as np
     import sqlalchemy as sa
 
     from pao_postgres.options import LongtermOptions
@@ -146,15 +144,6 @@ def _upsert(connection: sa.Connection, names: dict[str, str], rows: Sequence[tup
 # -- searching ----------------------------------------------------------------------
 
 
-@attrs.frozen
-class VectorMatrix:
-    generation: str
-    ids: np.ndarray
-    matrix: np.ndarray
-
-
-_matrices: dict[str, VectorMatrix] = {}
-_matrices_lock = threading.Lock()
 SCAN_LIMIT = 200_000
 """Most vectors a process reads into its matrix (300 MB); a larger store searches lexically
 (`pao doctor` says so): brute force over more would cost more than a spawn may wait."""
@@ -169,55 +158,31 @@ def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
     return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
 
 
-def _load_matrix(key: str, rows: Rows, names: dict[str, str], sqlite: bool) -> VectorMatrix | None:
-    """This process's matrix of the store's vectors, read again when their generation changed."""
-    meta = _meta(rows, names, sqlite)
-    generation, count = meta.get("generation"), int(meta.get("count", 0))
-    if generation is None or not 0 < count <= SCAN_LIMIT:
-        return None
-    with _matrices_lock:
-        cached = _matrices.get(key)
-    if cached is not None and cached.generation == generation:
-        return cached
-    import numpy as np
-    from pao_embeddings.model import DIMENSIONS
-
-    stored = rows(f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id", {})
-    if not stored:
-        return None
-    ids = np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored))
-    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in stored), dtype=np.float32).reshape(len(stored), DIMENSIONS)
-    loaded = VectorMatrix(generation, ids, matrix)
-    with _matrices_lock:
-        _matrices[key] = loaded
-    return loaded
-
-
 def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
             sqlite: bool = True) -> list[tuple[int, float]]:
     """``(observation id, cosine)`` of the observations nearest ``topic`` above the method's floors, best first.
 
     Empty when semantic search is off or not installed, the store has no vectors (or
-    more than :data:`SCAN_LIMIT`), or the topic's vector is not ready
-    :data:`TOPIC_RESERVE` seconds before ``deadline``.
+    more than :data:`SCAN_LIMIT`), or the vectors' search is not done
+    :data:`TOPIC_RESERVE` seconds before ``deadline`` (:func:`pao_embeddings.similar.nearest`).
     """
-    from pao_embeddings import model
+    from pao_embeddings import model, similar
 
     if not options.semantic or not topic.strip() or not model.available():
         return []
-    loaded = _load_matrix(key, rows, names_for(options, sqlite=sqlite), sqlite)
-    if loaded is None:
+    names = names_for(options, sqlite=sqlite)
+    meta = _meta(rows, names, sqlite)
+    if "generation" not in meta or not 0 < int(meta.get("count", 0)) <= SCAN_LIMIT:
         return []
     try:
-        query = model.encode_topic(topic, deadline - TOPIC_RESERVE)
+        return similar.nearest(
+            key, meta["generation"],
+            lambda: rows(f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id", {}),
+            topic, floor=method.vector_floor, limit=method.vector_candidates,
+            standard_floor=method.vector_standard_floor, deadline=deadline - TOPIC_RESERVE,
+        )
     except model.EmbeddingsUnavailable:
         return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)
-    if query is None:
-        return []
-    from pao_embeddings.similar import above_floor
-
-    return above_floor(loaded.matrix, loaded.ids, query, method.vector_floor, method.vector_candidates,
-                       method.vector_standard_floor)
 
 
 def _observations(options: LongtermOptions, rows: Rows, by: str, keys: Sequence[Any], sqlite: bool) -> list[Any]:
