@@ -169,7 +169,9 @@ def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], 
 
         near = []
         if method.vectors and store.options.semantic:
-            near = nearest(store.describe(), run, store.options, topic.text, method, deadline, sqlite=False)
+            # one matrix per database and schema in this process
+            near = nearest(f"{store.describe()}#{store.options.schema}", run, store.options, topic.text, method, deadline,
+                           sqlite=False)
         lexical = {row.id for row in rows}
         rows = with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
         if method.entity_siblings == "none":
