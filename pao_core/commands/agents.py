@@ -9,7 +9,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pao_core.config import PaoConfig
+from pao_core.hosts.common import PERMISSION_MODES
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -28,6 +31,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
     spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
+                       help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
+                            "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -99,6 +105,11 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         _say(f"{step:<20} {seconds * 1000:8.1f} ms  {detail}")
 
     nudge = False if args.no_nudge else None
+    if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
+        host_name = args.host or config.spawn.host
+        table = {**config.hosts.get(host_name, {}), "permission_mode": args.permission_mode}
+        config = attrs.evolve(config, hosts={**config.hosts, host_name: table})
+    plugins = get_plugins()
     result = spawn(
         args.topic,
         folder=args.folder,
@@ -107,9 +118,13 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         host=args.host,
         nudge=nudge,
         config=config,
-        plugins=get_plugins(),
+        plugins=plugins,
         report=report,
     )
+    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    mode = getattr(host, "permission_mode", lambda: "unknown")()
+    asks = {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(mode, "see docs/security.md")
+    _say(f"permission mode: {mode} ({result.record.host} {asks}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]
