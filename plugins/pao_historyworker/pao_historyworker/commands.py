@@ -62,8 +62,15 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
+    from pao_core.progress import Progress
+
     try:
-        report = index_transcripts(conn, root, embed=options.semantic, progress=_embedding_progress)
+        with Progress(f"indexing {root}") as progress:
+            report = index_transcripts(
+                conn, root, embed=options.semantic,
+                on_file=lambda seen: progress.update(f"{seen} files read"),
+                progress=lambda done, total: progress.update(f"embedding exchanges for semantic search: {done} of {total}"),
+            )
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     finally:
@@ -78,13 +85,6 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         if report.exchanges_embedded:
             print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
     return 0
-
-
-def _embedding_progress(done: int, total: int) -> None:
-    """A progress line on a terminal: a first index of a long history embeds for minutes."""
-    if sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        print(f"\rembedding exchanges for semantic search: {done} of {total}", end=end, file=sys.stderr, flush=True)
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:

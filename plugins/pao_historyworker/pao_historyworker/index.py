@@ -182,12 +182,14 @@ def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) 
 
 
 def index_transcripts(
-    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None
+    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None,
+    on_file: Callable[[int], None] | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
     With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
-    one; ``progress(done, total)`` is called as they are embedded.
+    one; ``progress(done, total)`` is called as they are embedded, ``on_file(seen)`` as
+    each transcript file is looked at.
     """
     started = time.monotonic()
     if not root.exists():
@@ -199,6 +201,8 @@ def index_transcripts(
         key = str(path.resolve())
         present.add(key)
         seen += 1
+        if on_file:
+            on_file(seen)
         try:
             stat = path.stat()
         except OSError:

@@ -75,9 +75,13 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
     from pao_postgres.mcpfile import read_memory_file
 
-    memory = read_memory_file(args.file)
-    store = open_store(config)
-    counts = store.import_memory(memory)
+    from pao_core.progress import Progress
+
+    with Progress(f"importing {args.file}") as progress:
+        memory = read_memory_file(args.file)
+        store = open_store(config)
+        progress.update(f"{memory.observation_count} observations of {len(memory.entities)} entities")
+        counts = store.import_memory(memory)
     report = {
         "file": str(args.file),
         "store": store.describe(),
