@@ -112,6 +112,14 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     except Exception:  # a CLI that cannot report its version is treated as not runnable
         version = None
     checks: list[Check] = []
+    mode_of = getattr(host, "permission_mode", None)
+    if callable(mode_of):
+        mode = mode_of()
+        from pao_core.hosts.common import permission_summary
+
+        line = f"{host.name} permission mode: {mode} ({permission_summary(mode)})"
+        checks.append(Check("host", f"{host.name}:permission-mode", "ok", line,
+                            data={"permission_mode": mode}))
     if version is None:
         fix = _host_install_hint(host)
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))
@@ -124,13 +132,6 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
         line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version"
         fix = f"readiness detection may misread its screens; install one of {', '.join(known)} if a spawn hangs"
         checks.append(Check("host", host.name, "warn", line, fix, {"version": version, "known_versions": list(known)}))
-    mode_of = getattr(host, "permission_mode", None)
-    if callable(mode_of):
-        mode = mode_of()
-        what = "runs every command WITHOUT asking" if mode == "bypass" else "asks before running commands" \
-            if mode == "default" else "see docs/security.md"
-        checks.append(Check("host", f"{host.name}:permission-mode", "ok", f"{host.name} permission mode: {mode} ({what})",
-                            data={"permission_mode": mode}))
     for path, problem in getattr(host, "state_files", lambda: [])():
         label = _tilde(path)
         if problem:

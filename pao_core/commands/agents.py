@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
-from pao_core.hosts.common import PERMISSION_MODES
+from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -147,9 +147,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         )
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
     mode = getattr(host, "permission_mode", lambda: "unknown")()
-    asks = {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
-        mode, "see docs/security.md")
-    _say(f"permission mode: {mode} ({result.record.host} {asks}; choose with --permission-mode)")
+    _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]

@@ -39,6 +39,12 @@ Claude Code, before editing); ``bypass`` runs every tool call without asking, so
 (``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
 
 
+def permission_summary(mode: str) -> str:
+    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
+    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
+        mode, "see docs/security.md")
+
+
 class CliProfile:
     """What every host profile does alike; a profile names its program, install hint and measured versions.
 
