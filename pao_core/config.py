@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Literal, Mapping, TypeVar
 
 import attrs
 import cattrs
@@ -70,6 +70,8 @@ class SpawnOptions:
     terminal: str = "tmux"
     nudge: bool = True
     ready_timeout: float = 45.0
+    delivery: Literal["session", "file"] = "session"
+    """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
 
 
 @attrs.frozen

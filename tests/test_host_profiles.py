@@ -10,6 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pao_core.config import load_config
@@ -67,9 +68,11 @@ def test_command_lines_run_unattended(tmp_path: Path, monkeypatch: pytest.Monkey
     codex, gemini = _host("codex"), _host("gemini")
     assert codex.command(_request(tmp_path, "codex")) == [
         "/opt/codex/bin/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
-    first, second = gemini.command(_request(tmp_path, "gemini")), gemini.command(_request(tmp_path, "gemini"))
-    assert first[:3] == ["/opt/gemini", "--yolo", "--session-id"] and len(first[3]) == 36
-    assert first[3] != second[3], "every start gets its own session id"
+    request = attrs.evolve(_request(tmp_path, "gemini"), session_id="0f0e0d0c-0b0a-4909-8807-060504030201")
+    first, second = gemini.command(request), gemini.command(request)
+    assert first == ["/opt/gemini", "--yolo", "--session-id", request.session_id]
+    assert first == second, "the command is pure: the session id is pao's choice, made once per spawn"
+    assert gemini.command(_request(tmp_path, "gemini")) == ["/opt/gemini", "--yolo"]
 
 
 @pytest.mark.parametrize("host", ["codex", "gemini"])
@@ -244,8 +247,7 @@ def test_codex_session_is_the_first_in_the_folder_since_the_start(tmp_path: Path
 
 def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path: Path, isolated_home: Path) -> None:
     host = GeminiHost(HostOptions("/opt/gemini"))
-    chosen = host.command(_request(tmp_path, "gemini"))[3]
-    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW)) == chosen
+    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW, session_id="chosen")) == "chosen"
     project = isolated_home / "user" / ".gemini" / "tmp" / "work"
     (project / "chats").mkdir(parents=True)
     (project / ".project_root").write_text(str(tmp_path))

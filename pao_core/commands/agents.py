@@ -23,7 +23,11 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
-    spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
+    spawn.add_argument(
+        "--worktree", action="store_true",
+        help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
+    )
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -61,6 +65,10 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                 "--forget", action="store_true",
                 help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
             )
+            parser.add_argument(
+                "--clean", action="store_true",
+                help="also remove the agent's worktree (spawn --worktree); refused while it has uncommitted changes",
+            )
 
     monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
     monitor.add_argument("--once", action="store_true", help="print the table once and exit")
@@ -95,6 +103,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         terminal=args.terminal,
         host=args.host,
         nudge=nudge,
+        worktree=args.worktree,
         config=config,
         plugins=get_plugins(),
         report=report,
@@ -116,6 +125,12 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
     data = converter.unstructure(record)
     if observation is not None:
         data["observed"] = {"state": observation.state, "reason": observation.reason}
+        data["state_source"] = observation.source
+        receipt = observation.receipt
+        data["delivery"] = {
+            "channel": record.extra.get("delivery", "file"),
+            "receipt": None if receipt is None else dt.datetime.fromtimestamp(receipt, dt.timezone.utc).isoformat(),
+        }
     return data
 
 
@@ -135,7 +150,7 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
 
     agents = _agents(config)
-    observation = agents.observe(agents.registry.get(args.name))
+    observation = agents.observe(agents.registry.get(args.name), show_screen=args.screen)
     agents.refresh(observation)
     if args.json:
         data = record_json(observation.record, observation)
@@ -174,7 +189,7 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
-    record = _agents(config).kill(args.name, forget_only=args.forget)
+    record = _agents(config).kill(args.name, forget_only=args.forget, clean=args.clean)
     _say(f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}")
     return 0
 
