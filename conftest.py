@@ -1,3 +1,5 @@
-"""Repository-wide pytest set-up: the real-CLI fixtures for pao's and its plugins' tests."""
+"""Repository-wide pytest set-up.
 
-pytest_plugins = ["pao_core.testing.pytest_plugin"]
+The real-CLI fixtures come from the ``pao-testing`` distribution (``testing/``), registered
+through its ``pytest11`` entry point; this file keeps the repository root importable.
+"""

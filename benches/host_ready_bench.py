@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pao_core.testing.claude_cli import isolation_problem  # noqa: E402
+from pao_testing.claude_cli import isolation_problem  # noqa: E402
 
 
 def one_start(case, run: int) -> float:
@@ -28,7 +28,7 @@ def one_start(case, run: int) -> float:
     from pao_core.models import SpawnRequest
     from pao_core.plugins import build_plugins
     from pao_core.readiness import ScreenReader
-    from pao_core.testing.hostrun import HostTmux, watch
+    from pao_testing.hostrun import HostTmux, watch
 
     host = case.host
     if case.binary is None or not case.binary.exists():
@@ -70,8 +70,8 @@ def main() -> int:
     runs = int(numbers[0]) if numbers else 5
     load = os.getloadavg()[0]
     report = {}
-    from pao_core.testing.claude_cli import pinned_versions
-    from pao_core.testing.host_cases import CASES, claude_case
+    from pao_testing.claude_cli import pinned_versions
+    from pao_testing.host_cases import CASES, claude_case
 
     cases = {f"claude-code {version}": claude_case(version) for version in pinned_versions()} | CASES
     for host, case in cases.items():

@@ -34,7 +34,7 @@ from typing import Iterator
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.engine import LongtermError
 from pao_postgres.options import LongtermOptions
-from pao_postgres.testing import interrupt_on_sigterm, postgres_url
+from pao_testing.postgres import interrupt_on_sigterm, postgres_url
 
 SCHEMA = "pao_bench"
 PER_ENTITY = 20
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pao-bench-")))
         started = time.perf_counter()
         if args.backend == "postgres":
-            from pao_postgres.testing import postgres_url
+            from pao_testing.postgres import postgres_url
 
             url = args.url or stack.enter_context(postgres_url())
             load_postgres(url, args.rows)

@@ -31,7 +31,7 @@ from pao_postgres.mcpfile import read_memory_file
 from pao_postgres.options import LongtermOptions
 from pao_postgres.retrieval import METHODS, Method, run_method
 from pao_postgres.store import LongtermStore
-from pao_postgres.testing import interrupt_on_sigterm, postgres_url
+from pao_testing.postgres import interrupt_on_sigterm, postgres_url
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "eval"
 
@@ -107,7 +107,7 @@ def evaluate(store: LongtermStore, queries: list[dict], labels: dict, limit: int
 
 @contextlib.contextmanager
 def postgres_store(url: str | None, home: Path) -> Iterator[LongtermStore]:
-    from pao_postgres.testing import postgres_url
+    from pao_testing.postgres import postgres_url
 
     with contextlib.ExitStack() as stack:
         url = url or stack.enter_context(postgres_url())

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pao_core import fusion
 from pao_core.models import BackendResult, Briefing, BriefingContext, MemoryItem
-from pao_core.sanitize import clean_inline, truncate
+from pao_core.sanitize import clean_inline, neutralise_imports, truncate
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -71,7 +71,8 @@ def render_body(context: BriefingContext, sections: Sequence[BriefingSection], g
             continue
         if body and body.strip():
             parts.append(f"## {section.title}\n\n{body.strip()}\n")
-    return "\n".join(parts)
+    # The briefing is a context file the host CLI reads: a plugin's section must not import files either.
+    return neutralise_imports("\n".join(parts))
 
 
 def digest(body: str) -> str:

@@ -19,3 +19,19 @@ class ValidationError(PaoError):
     """A name, path, topic or target failed validation (before anything started)."""
 
     exit_code = 2
+
+
+def describe(exc: BaseException) -> str:
+    """One line, in words, for any error: the message a user reads (never a class name when there are words).
+
+    pao's own errors and OSErrors say what happened; any other exception keeps its
+    message, and only an exception without one is named by its class.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif isinstance(exc, TimeoutError) and not str(exc):
+        text = "timed out"
+    else:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    text = " ".join(text.split())
+    return text or type(exc).__name__.replace("Error", " error").strip()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
 
+from pao_core.errors import describe
 from pao_core.models import BackendResult, MemoryItem
 
 if TYPE_CHECKING:
@@ -34,10 +35,6 @@ def _run(backend: MemoryBackend, query: str, limit: int, deadline: float, future
     else:
         future.set_result((raw, time.monotonic()))
 
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _checked_items(name: str, raw: Any, limit: int) -> tuple[MemoryItem, ...]:
@@ -95,12 +92,12 @@ def gather(
             continue
         except Exception as exc:
             finished = getattr(exc, "pao_finished_at", time.monotonic())
-            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=_one_line(exc))
+            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
         try:
             items = _checked_items(name, raw, limit)
         except Exception as exc:
-            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=_one_line(exc))
+            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
         results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished))
     return results

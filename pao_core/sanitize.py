@@ -7,7 +7,7 @@ Three steps, always in this order (``clean`` does all of them):
 2. :func:`redact_secrets` replaces API keys, tokens, private keys, passwords and URL
    credentials with ``[redacted]``;
 3. :func:`inline_markdown` turns an item into one inert line of markdown: no fence, no
-   heading, no HTML-like tag and no Claude Code ``@`` import can start inside it.
+   heading, no HTML-like tag and no ``@`` at all (:func:`neutralise_imports`).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def redact_secrets(text: str) -> str:
 
 _FENCE = re.compile(r"`{3,}|~{3,}")
 _TAG = re.compile(r"<(/?[A-Za-z!?][^<>]{0,80})>")
-_AT_IMPORT = re.compile(r"(?:^|(?<=[\s(\[{\"'`<‹]))@(?=[\w~./-])")
+AT_LOOKALIKE = "\uff20"  # FULLWIDTH COMMERCIAL AT: reads as "@", expanded by no CLI
 _BLOCK_START = re.compile(r"^(?:#{1,6}|>|[-+*]|\d{1,9}[.)]|=+|_{3,}|\|)(?=\s|$)")
 _SPACES = re.compile(r"\s+")
 
@@ -131,11 +131,21 @@ def inline_markdown(text: str) -> str:
     text = _FENCE.sub(lambda m: "'" * len(m[0]), text)
     # Tags look like instructions to a model and like HTML to a renderer: show them as text.
     text = _TAG.sub(lambda m: f"‹{m[1]}›", text)
-    # Claude Code would follow "@path" as a file import, even inside our quoted data.
-    text = _AT_IMPORT.sub("＠", text)
+    text = neutralise_imports(text)
     if _BLOCK_START.match(text):
         text = "\\" + text
     return text
+
+
+def neutralise_imports(text: str) -> str:
+    """Every ``@`` replaced by a look-alike, so no context-file import can start anywhere.
+
+    Claude Code lexes the file as markdown and imports ``@path`` at the start of any text
+    token (after emphasis, an escape, a link, an HTML tag or comment, a code span...);
+    Gemini CLI imports ``@path`` after whitespace outside backticks. Enumerating those
+    contexts is fragile across versions, so no ``@`` of memory text survives at all.
+    """
+    return text.replace("@", AT_LOOKALIKE)
 
 
 @functools.lru_cache(maxsize=4096)

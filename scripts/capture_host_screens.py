@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pao_core.testing.claude_cli import isolation_problem  # noqa: E402
-from pao_core.testing.hostrun import HostTmux, watch  # noqa: E402
+from pao_testing.claude_cli import isolation_problem  # noqa: E402
+from pao_testing.hostrun import HostTmux, watch  # noqa: E402
 
 # name -> (preseed, user setup, git folder, drop these variables, wait for this text, then busy turn)
 SCENARIOS = {
@@ -56,7 +56,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
     from pao_core.hosts.gemini import SCREEN as GEMINI_SCREEN
     from pao_core.models import SpawnRequest
     from pao_core.plugins import build_plugins
-    from pao_core.testing.host_cases import CASES
+    from pao_testing.host_cases import CASES
 
     case = CASES[host]
     detector = {"codex": CODEX_SCREEN, "gemini": GEMINI_SCREEN}[host]

@@ -217,7 +217,7 @@ def test_brief_write_delivers_without_spawning(pao, tmp_path: Path) -> None:
     assert {"markdown", "items", "backends", "elapsed_ms", "content_hash", "generated_at", "delivered"} <= set(data)
     assert data["delivered"][0]["briefing_path"] == str(folder.resolve() / "CONTEXT_BRIEFING.md")
     written = (folder / "CONTEXT_BRIEFING.md").read_text()
-    assert written == data["markdown"] and "Swatinem/rust-cache@v2" in written and verify(written)
+    assert written == data["markdown"] and "Swatinem/rust-cache\uff20v2" in written and verify(written)
     ids = [i["id"] for i in data["items"]]
     assert "obs:rust-ci.yml#1" in ids
     if "obs:rust-ci.yml#0" in ids:  # the superseded fact comes after its successor, marked

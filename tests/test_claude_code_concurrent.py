@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.testing.anthropic_stub import AnthropicStub
-from pao_core.testing.claude_cli import PrivateTmux
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import PrivateTmux
 
 pytestmark = pytest.mark.realcli
 AGENTS = 5
@@ -68,4 +68,4 @@ def test_five_concurrent_spawns_keep_claude_json_whole(
 
     listing = subprocess.run([sys.executable, "-m", "pao_core", "list", "--json"], env=env, capture_output=True,
                              text=True, timeout=60, check=True)
-    assert sorted(row["name"] for row in json.loads(listing.stdout)) == sorted(f.name for f in folders)
+    assert sorted(row["name"] for row in json.loads(listing.stdout)["agents"]) == sorted(f.name for f in folders)

@@ -25,8 +25,8 @@ from pao_core.cli import main
 from pao_core.hosts.claude_code import ClaudeCode
 from pao_core.models import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
-from pao_core.testing.anthropic_stub import AnthropicStub
-from pao_core.testing.claude_cli import PrivateTmux
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import PrivateTmux
 
 pytestmark = pytest.mark.realcli
 TOPIC = "rotate the deploy key"

@@ -121,7 +121,7 @@ def test_an_unknown_cli_version_is_a_warning(user: Path, capsys: pytest.CaptureF
 
 def test_a_stopped_postgresql_fails_within_the_deadline(user: Path, pao_config_file: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from pao_postgres.testing import PASSWORD, ThrowawayCluster
+    from pao_testing.postgres import PASSWORD, ThrowawayCluster
 
     cluster = ThrowawayCluster.start()
     try:

@@ -29,13 +29,15 @@ SLACK = 1.0
 """Generous: a failing backend may cost its deadline and this much more, never the other's items."""
 
 
-def brief(capsys: pytest.CaptureFixture[str]) -> tuple[dict, float]:
+def brief(capsys: pytest.CaptureFixture[str], expect_code: int = 0) -> tuple[dict, float]:
     capsys.readouterr()
     started = time.monotonic()
     code = main(["brief", TOPIC, "--json"])
     elapsed = time.monotonic() - started
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code == expect_code, err
+    if expect_code:
+        assert err.startswith("pao: no memory store answered: history (") and err.count("\n") == 1, err
     return json.loads(out), elapsed
 
 
@@ -74,7 +76,7 @@ LOAD_HISTORY = ["history", "index", str(EVAL / "transcripts")]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[object]:
-    from pao_postgres.testing import ThrowawayCluster
+    from pao_testing.postgres import ThrowawayCluster
 
     server = ThrowawayCluster.start()
     yield server
@@ -89,7 +91,7 @@ def running(cluster) -> object:
 
 
 def test_postgres_stopped_before_the_search(running, pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pao_postgres.testing import PASSWORD
+    from pao_testing.postgres import PASSWORD
 
     configure(pao_config_file, longterm_url=running.url)
     load(capsys, ["memory", "init"], LOAD_LONGTERM, LOAD_HISTORY)
@@ -233,11 +235,11 @@ def test_a_broken_history_server_leaves_the_longterm_items(
 def test_both_stores_down_still_gives_a_briefing_within_the_deadline(
     hanging_url: str, refusing_url: str, pao_config_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pao_postgres.testing import PASSWORD
+    from pao_testing.postgres import PASSWORD
 
     configure(pao_config_file, history_url=hanging_url,
               longterm_url=refusing_url.replace("http://", f"postgresql://pao:{PASSWORD}@").replace("/rpc", "/pao"))
-    report, elapsed = brief(capsys)
+    report, elapsed = brief(capsys, expect_code=1)  # the briefing is printed, and the exit says no store answered
     assert {name: b["status"] for name, b in report["backends"].items()} == {"history": "timeout", "longterm": "error"}
     assert report["items"] == [] and report["markdown"].strip()
     assert elapsed < DEADLINE + SLACK + 1.0

@@ -29,8 +29,8 @@ from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
 from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
 from pao_core.readiness import ScreenReader
-from pao_core.testing.host_cases import CASES
-from pao_core.testing.hostrun import HostTmux, fail_unless_loopback_only, watch
+from pao_testing.host_cases import CASES
+from pao_testing.hostrun import HostTmux, fail_unless_loopback_only, watch
 
 MARKER = "QUOKKA-7731"
 TOPIC = "tidy the invoice exporter"

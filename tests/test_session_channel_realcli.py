@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.testing.anthropic_stub import AnthropicStub
-from pao_core.testing.claude_cli import PrivateTmux
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import PrivateTmux
 
 pytestmark = pytest.mark.realcli
 RUN_PAO = str(Path(__file__).with_name("hosts_support") / "pao_with_notes.py")

@@ -2,7 +2,7 @@
 
 ``longterm`` is parametrized: ``sqlite`` (the embedded default, no URL) and
 ``postgres`` (a real server: ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster
-started once per session by :mod:`pao_postgres.testing`). Each test gets its own
+started once per session by :mod:`pao_testing.postgres`). Each test gets its own
 PAO_HOME, HOME and config file, and on PostgreSQL its own schema.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from pao_core.plugins import reset_plugins
 from pao_postgres.engine import dispose_all
-from pao_postgres.testing import postgres_url
+from pao_testing.postgres import postgres_url
 
 from longterm_helpers import Longterm
 

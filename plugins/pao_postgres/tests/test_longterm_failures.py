@@ -16,7 +16,7 @@ from pao_core.config import load_config
 from pao_core.gather import gather
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.options import LongtermOptions
-from pao_postgres.testing import PASSWORD, free_port
+from pao_testing.postgres import PASSWORD, free_port
 
 
 def backend(url: str, home: Path, **options: object) -> LongtermBackend:
@@ -100,7 +100,7 @@ def test_health_and_config_mask_the_password(longterm: Longterm, monkeypatch: py
 
 def test_server_restart_is_survived(tmp_path: Path) -> None:
     """The pool notices dead connections after a server restart (pre-ping), searches go on."""
-    from pao_postgres.testing import ThrowawayCluster
+    from pao_testing.postgres import ThrowawayCluster
 
     cluster = ThrowawayCluster.start()
     try:

@@ -4,7 +4,7 @@ Everything the driver says to the Mac goes through :class:`MacApps`. On a Mac,
 :func:`connect_appscript` fills it with appscript's ``app('Terminal')`` and
 ``app('System Events')``, appscript's ``k`` keywords, the text pasteboard (``pbcopy`` /
 ``pbpaste``) and the tty process ender. Tests fill it with
-:class:`pao_terminalapp.testing.FakeMac`, a recording fake of the same shape.
+:class:`pao_testing.terminalapp.FakeMac`, a recording fake of the same shape.
 
 appscript passes strings as Apple event parameters, so no AppleScript source is ever
 built and no AppleScript quoting is needed anywhere.

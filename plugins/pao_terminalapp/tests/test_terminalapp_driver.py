@@ -17,7 +17,7 @@ import pytest
 from pao_core.contracts import TerminalDriver
 from pao_core.launch import LAUNCHER_PATH
 from pao_terminalapp.driver import PASTE_TIMES, TerminalAppDriver
-from pao_terminalapp.testing import FakeClock, FakeMac, FakeRig, fake_rig
+from pao_testing.terminalapp import FakeClock, FakeMac, FakeRig, fake_rig
 
 FOCUS = [
     "Terminal.activate()",

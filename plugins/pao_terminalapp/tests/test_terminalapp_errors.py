@@ -12,7 +12,7 @@ import pytest
 
 from pao_core.errors import PaoError, ValidationError
 from pao_terminalapp.driver import TerminalAppDriver
-from pao_terminalapp.testing import FakeRig, fake_rig
+from pao_testing.terminalapp import FakeRig, fake_rig
 
 CLIPBOARD_BEFORE = "the user's clipboard"
 

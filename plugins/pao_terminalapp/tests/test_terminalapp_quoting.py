@@ -26,7 +26,7 @@ import pao_core.launch
 from pao_core.errors import PaoError, ValidationError
 from pao_core.launch import LAUNCHER_PATH
 from pao_terminalapp.driver import PasteTimes, TerminalAppDriver
-from pao_terminalapp.testing import FakeClock, FakeMac
+from pao_testing.terminalapp import FakeClock, FakeMac
 
 HOSTILE = [
     "with space",

@@ -21,8 +21,8 @@ from typing import Iterator
 
 import pytest
 
-from pao_core.testing.anthropic_stub import AnthropicStub
-from pao_core.testing.claude_cli import PrivateTmux, cli_environment, cli_path, isolation_problem, pinned_versions, seed_home
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, isolation_problem, pinned_versions, seed_home
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from pao_core.testing.loopback_stub import LoopbackStub, RecordedRequest, Reply, serve_forever
+from pao_testing.loopback_stub import LoopbackStub, RecordedRequest, Reply, serve_forever
 
 _USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 3, "totalTokenCount": 13}
 

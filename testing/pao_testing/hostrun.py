@@ -17,7 +17,7 @@ from typing import Callable
 
 import attrs
 
-from pao_core.testing.claude_cli import REPO_ROOT, PrivateTmux, isolation_problem
+from pao_testing.claude_cli import REPO_ROOT, PrivateTmux, isolation_problem
 
 
 def fail_unless_loopback_only() -> None:

@@ -13,12 +13,12 @@ from typing import Callable
 
 import attrs
 
-from pao_core.testing.anthropic_stub import AnthropicStub
-from pao_core.testing.claude_cli import cli_environment, cli_path, seed_home
-from pao_core.testing.gemini_stub import GeminiStub
-from pao_core.testing.hostrun import pinned_cli
-from pao_core.testing.loopback_stub import LoopbackStub
-from pao_core.testing.openai_stub import OpenAIResponsesStub
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import cli_environment, cli_path, seed_home
+from pao_testing.gemini_stub import GeminiStub
+from pao_testing.hostrun import pinned_cli
+from pao_testing.loopback_stub import LoopbackStub
+from pao_testing.openai_stub import OpenAIResponsesStub
 
 CODEX_USER_CONFIG = """\
 # the user's own Codex settings: pao must keep every line of them

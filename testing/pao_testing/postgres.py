@@ -2,7 +2,7 @@
 
 Usage::
 
-    from pao_postgres.testing import postgres_url
+    from pao_testing.postgres import postgres_url
 
     with postgres_url() as url:          # PAO_TEST_POSTGRES_URL if set, else a new cluster
         ...                              # url: postgresql://pao@127.0.0.1:PORT/pao

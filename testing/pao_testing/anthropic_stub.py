@@ -7,7 +7,7 @@ stream), answers ``count_tokens``, and records each request so a test can prove
 what reached the model's context. ``delay`` holds each reply back (for the
 agent's busy screen); a user message containing ``tool_trigger`` is answered with
 a ``tool_use`` of ``tool_call`` (for the agent's permission menu). The server
-itself is :class:`~pao_core.testing.loopback_stub.LoopbackStub`.
+itself is :class:`~pao_testing.loopback_stub.LoopbackStub`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, cast
 
 import attrs
 
-from pao_core.testing.loopback_stub import LoopbackStub, RecordedRequest, Reply, serve_forever
+from pao_testing.loopback_stub import LoopbackStub, RecordedRequest, Reply, serve_forever
 
 
 @attrs.frozen
@@ -161,7 +161,7 @@ def _message(model: str, text: str) -> dict[str, Any]:
     }
 
 
-def main() -> None:  # pragma: no cover - manual use: python -m pao_core.testing.anthropic_stub
+def main() -> None:  # pragma: no cover - manual use: python -m pao_testing.anthropic_stub
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -188,7 +188,7 @@ def _handler_for(stub: LoopbackStub) -> type[BaseHTTPRequestHandler]:
 
 
 def serve_forever(stub: LoopbackStub) -> None:  # pragma: no cover - manual use of a stub module
-    """Run ``stub`` in the foreground, printing its URL (``python -m pao_core.testing.<stub>``)."""
+    """Run ``stub`` in the foreground, printing its URL (``python -m pao_testing.<stub>``)."""
     with stub:
         print(stub.url, flush=True)
         try:
