@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pao_core.files import atomic_write
+from pao_core.files import atomic_write, private_dir
 
 EVENTS = "events.jsonl"
 BRIEFING = "briefing.md"
@@ -49,12 +49,8 @@ STATE_OF_EVENT: Mapping[str, str | None] = {
 
 def agent_dir(home: str | os.PathLike[str], name: str) -> Path:
     """The agent's private folder (created 0700 when missing); ``name`` is a registry-checked agent name."""
-    agents = Path(home) / "agents"
-    agents.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = agents / name
-    path.mkdir(mode=0o700, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
+    private_dir(Path(home) / "agents")
+    return private_dir(Path(home) / "agents" / name)
 
 
 def fresh_agent_dir(home: str | os.PathLike[str], name: str) -> Path:

@@ -75,7 +75,9 @@ def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
         raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
-_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?P<pw>[^@/\s]+)(?P<tail>@)", re.IGNORECASE)
+# The password runs to the last "@" before a space: people write passwords with "/" in URLs.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
+                           re.IGNORECASE)
 
 
 MIN_BUDGET_CHARS = 400
@@ -116,6 +118,24 @@ class SpawnOptions:
     """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
 
 
+NOTIFY_STATES = ("waiting", "blocked", "dead", "finished", "failed", "ready", "busy", "starting", "paused")
+
+
+def _known_states(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
+    unknown = [state for state in value if state not in NOTIFY_STATES]
+    if unknown:
+        raise ValueError(f"{attribute.name}: {', '.join(map(repr, unknown))} not among {', '.join(NOTIFY_STATES)}")
+
+
+@attrs.frozen
+class NotifyOptions:
+    """``[notify]``: desktop notifications when an agent enters one of ``states`` (off unless ``desktop = true``)."""
+
+    desktop: bool = False
+    states: tuple[str, ...] = attrs.field(default=("waiting", "blocked", "dead", "finished", "failed"),
+                                          validator=_known_states)
+
+
 @attrs.frozen
 class PaoConfig:
     """The effective configuration of one ``pao`` run."""
@@ -125,6 +145,7 @@ class PaoConfig:
     gather: GatherOptions = GatherOptions()
     briefing: BriefingOptions = BriefingOptions()
     spawn: SpawnOptions = SpawnOptions()
+    notify: NotifyOptions = NotifyOptions()
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     terminals: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
@@ -208,9 +229,9 @@ def _mask(value: Any, key: str = "") -> Any:
     return value
 
 
-def mask_url(text: str) -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}***{m['tail']}", text)
+def mask_url(text: str, mask: str = "***") -> str:
+    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
 
 
 def _make_converter() -> cattrs.Converter:

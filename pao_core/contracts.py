@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
-    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, ScreenVerdict, SpawnRequest
+    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
 
 
 @runtime_checkable
@@ -32,6 +32,28 @@ class MemoryBackend(Protocol):
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]: ...
 
     def health(self, deadline: float) -> str: ...
+
+
+@runtime_checkable
+class WritableMemory(Protocol):
+    """The optional writable part of a :class:`MemoryBackend`.
+
+    Read-only is the default: a backend without ``remember`` is never written to.
+    ``remember`` stores ``observation`` about ``entity`` with its ``provenance`` (kept
+    where the backend's later items show it, as ``meta["provenance"]`` with ``agent``,
+    ``session_id`` and ``recorded_at``), by ``deadline`` (``time.monotonic()``). The
+    same observation of the same entity is stored once: a repeat returns the item
+    already there, ``created`` false.
+    """
+
+    name: str
+
+    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered: ...
+
+
+def writable(backends: Sequence[object]) -> list[WritableMemory]:
+    """The backends that can be written to, in their order."""
+    return [backend for backend in backends if isinstance(backend, WritableMemory)]
 
 
 @runtime_checkable
@@ -59,7 +81,9 @@ class TerminalDriver(Protocol):
     ``availability`` returns ``None`` when the driver can be used here, otherwise a
     one-line reason. Optional: ``pid(target) -> int | None``, the agent's process id
     (pao records it when the driver has it); ``version() -> str | None``, shown by
-    ``pao doctor``.
+    ``pao doctor``; ``attach(target) -> None``, show the agent to the user (``pao
+    attach``: tmux attaches or switches the client and returns on detach; Terminal.app
+    brings the window forward). Without it, ``pao attach`` says the terminal cannot.
     """
 
     name: str

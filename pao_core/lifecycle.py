@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -18,7 +19,7 @@ import attrs
 
 from pao_core import agentdir
 from pao_core.errors import PaoError, ValidationError
-from pao_core.files import atomic_write, ensure_dir
+from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.readiness import ScreenReader, wait_for, wait_ready
 from pao_core.registry import Registry
@@ -182,15 +183,18 @@ class Agents:
         record, state = observation.record, observation.state
         if state in ("unknown", record.state) or record.state == "paused":
             return record
-        return self.record_state(record, state, observation.source)
+        return self.set_state(record.name, state, source=observation.source)
 
-    def record_state(self, record: AgentRecord, state: str, source: str) -> AgentRecord:
-        """The one place an agent's recorded state changes (``pao_agent_state_changed`` is called from here)."""
-        updated = self.registry.update(record.name, state=state)
-        notify = getattr(self.plugins, "agent_state_changed", None)  # defined by the notifier work (issue 18)
-        if callable(notify):
-            notify(updated, record.state, state, source)
-        return updated
+    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
+        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
+        old: list[str] = []
+        record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
+        if old and old[0] != record.state:
+            from pao_core.notify import register_notifier
+
+            register_notifier(self.plugins, self.config)
+            self.plugins.agent_state_changed(record, old[0], record.state, source)
+        return record
 
     # -- acting ------------------------------------------------------------------------
 
@@ -261,7 +265,7 @@ class Agents:
             "screen": driver.read(record.target) if alive else None,
             "record": converter.unstructure(record),
         }
-        path = ensure_dir(Path(self.config.home) / "checkpoints") / f"{name}.json"
+        path = private_dir(Path(self.config.home) / "checkpoints") / f"{name}.json"
         atomic_write(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
         extra = {**record.extra, "checkpoint": str(path), "checkpoint_at": document["saved_at"]}
         self.registry.update(name, session_id=session, extra=extra)
@@ -272,7 +276,7 @@ class Agents:
         record, driver = self.live(name)
         self.checkpoint(name)
         driver.kill(record.target)
-        return self.registry.update(name, state="paused", target="", pid=None)
+        return self.set_state(name, "paused", source="pause", target="", pid=None)
 
     def resume(self, name: str, *, timeout: float | None = None, environ: dict[str, str] | None = None) -> AgentRecord:
         """Relaunch a paused or dead agent with the host's resume command; wait until ready."""
@@ -292,13 +296,13 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.registry.update(name, state="starting", target=target, pid=driver_pid(driver, target))
+        self.set_state(name, "starting", source="resume", target=target, pid=driver_pid(driver, target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
-            self.registry.update(name, state="dead")
+            self.set_state(name, "dead", source="resume")
             raise
-        return self.registry.update(name, state="ready")
+        return self.set_state(name, "ready", source="resume")
 
     def _restore(self, record: AgentRecord, host: HostAgent) -> AgentRecord:
         """Bring back what the last checkpoint saved: the session id and a missing briefing file."""
@@ -350,9 +354,14 @@ def _first_named(objects: list[Any], name: str, what: str) -> Any:
     raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
 
 
+_PAO_CREDENTIAL = re.compile(r"PAO_\w*(?:URL|TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIALS?|DSN)\w*")
+"""pao's own credentials (PAO_POSTGRES_URL, PAO_HISTORY_TOKEN...): never in an agent's environment."""
+
+
 def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-    """``base`` with a host's ``changes`` applied: a value sets a variable, ``None`` removes it."""
-    env = dict(base)
+    """``base`` without pao's credentials, with a host's ``changes`` applied: a value sets a
+    variable, ``None`` removes it. Every agent pao starts or resumes gets its environment here."""
+    env = {key: value for key, value in base.items() if not _PAO_CREDENTIAL.fullmatch(key)}
     for key, value in changes.items():
         if value is None:
             env.pop(key, None)

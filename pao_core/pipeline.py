@@ -15,7 +15,7 @@ import attrs
 from pao_core import agentdir
 from pao_core import briefing as briefing_mod
 from pao_core.errors import PaoError, ValidationError
-from pao_core.files import atomic_write, ensure_dir
+from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
@@ -128,10 +128,11 @@ def spawn(
         _abandon(agents, request.name, driver, target, extra)
         raise
     session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
-    record = agents.registry.update(
+    record = agents.set_state(
         request.name,
+        state,
+        source="spawn",
         folder=request.folder,
-        state=state,
         target=target,
         pid=driver_pid(driver, target),
         session_id=session,
@@ -306,7 +307,7 @@ def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, ext
     if target:
         try:
             screen = driver.read(target)
-            failed = ensure_dir(Path(agents.config.home) / "failed")
+            failed = private_dir(Path(agents.config.home) / "failed")
             atomic_write(failed / f"{name}.screen.txt", screen)
         except PaoError:
             pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shlex
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,10 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                 help="also remove the agent's worktree (spawn --worktree); refused while it has uncommitted changes",
             )
 
+    attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
+    attach.add_argument("name", metavar="NAME")
+    attach.set_defaults(func=run_attach)
+
     monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
     monitor.add_argument("--once", action="store_true", help="print the table once and exit")
     monitor.add_argument("--json", action="store_true", help="print the states once as JSON")
@@ -121,6 +126,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     else:
         record = result.record
         print(f"{record.name}\t{record.state}\t{record.target}\t{record.folder}")
+    _say(f"attach with: pao attach {shlex.quote(result.record.name)}")
     return 0
 
 
@@ -240,6 +246,18 @@ def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
         _done(args, "checkpoint", "", agents.registry.get(args.name), checkpoint=str(path))
     else:
         print(path)
+    return 0
+
+
+def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.errors import PaoError
+
+    agents = _agents(config)
+    record, driver = agents.live(args.name)
+    attach = getattr(driver, "attach", None)
+    if attach is None:
+        raise PaoError(f"the {driver.name} terminal cannot show an agent; {record.name} runs at {record.target}")
+    attach(record.target)
     return 0
 
 

@@ -73,9 +73,14 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """Open the index (creating it when ``create``), with a busy timeout for concurrent runs."""
     if not create and not path.exists():
         raise HistoryIndexError(f"no history index at {path}: run 'pao history index' first")
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+    if create:  # every indexed conversation: the owner's alone (SQLite's -wal/-shm copy the mode)
+        from pao_core.files import private_file
+
+        private_file(path, "-wal", "-shm")
+    try:
+        conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise HistoryIndexError(f"cannot open the history index {path}: {exc}") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
