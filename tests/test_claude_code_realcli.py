@@ -95,6 +95,8 @@ def test_pao_spawn_primes_the_real_cli(
     record = spawned["record"] if "record" in spawned else spawned
     private = Path(record["extra"]["agent_dir"])
     assert marker in (private / "briefing.md").read_text(encoding="utf-8")
+    # the default mode asks before commands, says so, and accepted no bypass on the user's behalf
+    assert "permission mode: default (claude-code asks before running commands" in err
 
     request = SpawnRequest(TOPIC, str(folder), "deploy-tools", agent_dir=str(private))
     nudge = ClaudeCode().nudge(request, "")
@@ -108,6 +110,9 @@ def test_pao_spawn_primes_the_real_cli(
     config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
     assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert config["hasCompletedOnboarding"] is True and "numStartups" in config
+    assert "bypassPermissionsModeAccepted" not in config
+    assert not (claude_home / ".claude" / "settings.json").exists() or "skipDangerousModePermissionPrompt" not in (
+        claude_home / ".claude" / "settings.json").read_text()
 
     assert record["state"] == "busy" and record["host"] == "claude-code"
     transcript = claude_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(folder)) / f"{record['session_id']}.jsonl"

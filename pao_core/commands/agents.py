@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
+from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
     spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
+    spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                       help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
+    spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
+                       help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
+                            "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
     spawn.add_argument(
         "--worktree", action="store_true",
         help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
@@ -67,6 +73,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         parser.add_argument("name", metavar="NAME")
         parser.add_argument("--json", action="store_true", help=JSON_HELP)
         parser.set_defaults(func=func)
+        if command == "resume":
+            parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                                help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
         if command == "kill":
             parser.add_argument(
                 "--forget", action="store_true",
@@ -88,6 +97,20 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     monitor.set_defaults(func=run_monitor)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds greater than 0, not {text!r}")
+    return value
+
+
+NEXT_WAIT = {"6 spawn": "waiting until the agent is ready", "7 ready": "sending the task"}
+"""What a spawn waits for after a step, shown on the progress line."""
+
+
 def _agents(config: PaoConfig) -> Agents:
     from pao_core.lifecycle import Agents
 
@@ -99,26 +122,41 @@ def _say(message: str) -> None:
 
 
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
+    import attrs
+
     from pao_core.cli import print_json
     from pao_core.pipeline import spawn
     from pao_core.plugins import get_plugins
+    from pao_core.progress import Progress
 
-    def report(step: str, seconds: float, detail: str) -> None:
-        _say(f"{step:<20} {seconds * 1000:8.1f} ms  {detail}")
+    if args.timeout is not None:
+        config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
+    if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
+        host_name = args.host or config.spawn.host
+        table = {**config.hosts.get(host_name, {}), "permission_mode": args.permission_mode}
+        config = attrs.evolve(config, hosts={**config.hosts, host_name: table})
+    plugins = get_plugins()
+    with Progress("spawning") as progress:
 
-    nudge = False if args.no_nudge else None
-    result = spawn(
-        args.topic,
-        folder=args.folder,
-        name=args.name,
-        terminal=args.terminal,
-        host=args.host,
-        nudge=nudge,
-        worktree=args.worktree,
-        config=config,
-        plugins=get_plugins(),
-        report=report,
-    )
+        def report(step: str, seconds: float, detail: str) -> None:
+            progress.say(f"pao: {step:<20} {seconds * 1000:8.1f} ms  {detail}")
+            progress.update(NEXT_WAIT.get(step, f"{step} done"))
+
+        result = spawn(
+            args.topic,
+            folder=args.folder,
+            name=args.name,
+            terminal=args.terminal,
+            host=args.host,
+            nudge=False if args.no_nudge else None,
+            worktree=args.worktree,
+            config=config,
+            plugins=plugins,
+            report=report,
+        )
+    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    mode = getattr(host, "permission_mode", lambda: "unknown")()
+    _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]
@@ -231,8 +269,12 @@ def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.progress import Progress
+
     started = time.monotonic()
-    record = _agents(config).resume(args.name)
+    with Progress(f"resuming {args.name}", delay=0.5) as progress:
+        progress.update("waiting until the agent is ready")
+        record = _agents(config).resume(args.name, timeout=args.timeout)
     elapsed_ms = round((time.monotonic() - started) * 1000, 1)
     _done(args, "resume", f"resumed {record.name} in {record.target} ({elapsed_ms:.0f} ms)", record,
           elapsed_ms=elapsed_ms)
