@@ -24,7 +24,9 @@ class MemoryBackend(Protocol):
     one-line description of the store, or raises with a one-line reason.
     Optional: ``local_files() -> list[Path]``, the embedded files the backend reads
     (none when it talks to a server); ``pao doctor`` shows whether they exist and
-    their sizes.
+    their sizes. ``search`` may return a ``pao_core.models.SearchResults`` whose
+    ``note`` the briefing, ``pao brief --json`` and stderr show (what the backend
+    could not do in time).
     """
 
     name: str

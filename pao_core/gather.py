@@ -99,7 +99,9 @@ def gather(
         except Exception as exc:
             results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
-        results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished))
+        note = getattr(raw, "note", None)
+        note = " ".join(str(note).split()) or None if note else None
+        results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished), note=note)
     return results
 
 
