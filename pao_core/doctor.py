@@ -112,6 +112,14 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     except Exception:  # a CLI that cannot report its version is treated as not runnable
         version = None
     checks: list[Check] = []
+    mode_of = getattr(host, "permission_mode", None)
+    if callable(mode_of):
+        mode = mode_of()
+        from pao_core.hosts.common import permission_summary
+
+        line = f"{host.name} permission mode: {mode} ({permission_summary(mode)})"
+        checks.append(Check("host", f"{host.name}:permission-mode", "ok", line,
+                            data={"permission_mode": mode}))
     if version is None:
         fix = _host_install_hint(host)
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))

@@ -90,6 +90,8 @@ def test_pao_spawn_primes_the_real_cli(
 
     # Readiness was detected (a dialog would have stopped pao with its message) and the nudge went in.
     assert "7 ready" in steps and "7 nudge" in steps and re.search(r"7 nudge .*submitted", err)
+    # the default mode asks before commands, says so, and accepted no bypass on the user's behalf
+    assert "permission mode: default (claude-code asks before running commands" in err
     assert marker in (folder / "CONTEXT_BRIEFING.md").read_text(encoding="utf-8")
     assert "@CONTEXT_BRIEFING.md" in (folder / "CLAUDE.md").read_text(encoding="utf-8")
 
@@ -103,6 +105,9 @@ def test_pao_spawn_primes_the_real_cli(
     config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
     assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert config["hasCompletedOnboarding"] is True and "numStartups" in config
+    assert "bypassPermissionsModeAccepted" not in config
+    assert not (claude_home / ".claude" / "settings.json").exists() or "skipDangerousModePermissionPrompt" not in (
+        claude_home / ".claude" / "settings.json").read_text()
 
     record = spawned["record"] if "record" in spawned else spawned
     assert record["state"] == "busy" and record["host"] == "claude-code"

@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
+from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -30,6 +31,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
     spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                        help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
+    spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
+                       help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
+                            "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -113,7 +117,11 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
 
     if args.timeout is not None:
         config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
-
+    if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
+        host_name = args.host or config.spawn.host
+        table = {**config.hosts.get(host_name, {}), "permission_mode": args.permission_mode}
+        config = attrs.evolve(config, hosts={**config.hosts, host_name: table})
+    plugins = get_plugins()
     with Progress("spawning") as progress:
 
         def report(step: str, seconds: float, detail: str) -> None:
@@ -128,9 +136,12 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             host=args.host,
             nudge=False if args.no_nudge else None,
             config=config,
-            plugins=get_plugins(),
+            plugins=plugins,
             report=report,
         )
+    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    mode = getattr(host, "permission_mode", lambda: "unknown")()
+    _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]

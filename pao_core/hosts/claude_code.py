@@ -4,9 +4,9 @@ Options live in ``[hosts.claude-code]`` (``PAO_CLAUDE_COMMAND`` overrides ``comm
 
     [hosts.claude-code]
     command = "claude"                       # parsed like a shell would split it; no shell runs
-    permission_mode = "bypassPermissions"    # or "auto", "acceptEdits", "default", "plan"
+    permission_mode = "default"              # asks before commands; or "acceptEdits", "plan", "auto", "bypass"
     args = []                                # more arguments for every start
-    mcp_approval = "folder"                  # "folder", "all" or "none"
+    mcp_approval = "none"                    # approve the folder's .mcp.json servers: "folder", "all" or "none"
     env = {}                                 # extra environment for the agent
 
 See ``docs/claude-code.md`` for the risks of each permission mode.
@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord, SpawnRequest
 
-PermissionMode = Literal["bypassPermissions", "auto", "acceptEdits", "default", "plan"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypass", "bypassPermissions"]
+FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}
+"""The mode line the ready screen shows (measured on 2.0.77 and 2.1.332); other modes accept any."""
 
 KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 """Versions whose screens and pre-seed facts pao was measured against (goldens in tests/data/screens)."""
@@ -43,8 +45,8 @@ _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 class ClaudeCodeOptions(HostOptions):
     """The ``[hosts.claude-code]`` table: the common ``command``, ``args`` and ``env``, and Claude Code's own."""
 
-    permission_mode: PermissionMode = "bypassPermissions"
-    mcp_approval: claude_trust.McpApproval = "folder"
+    permission_mode: PermissionMode = "default"
+    mcp_approval: claude_trust.McpApproval = "none"
 
 
 def path_key(folder: str) -> str:
@@ -69,9 +71,8 @@ class ClaudeCode(CliProfile):
     # -- starting ------------------------------------------------------------------
 
     def permission_args(self) -> list[str]:
-        if self.options.permission_mode == "bypassPermissions":
-            return ["--dangerously-skip-permissions"]
-        return ["--permission-mode", self.options.permission_mode]
+        mode = self.permission_mode()
+        return ["--dangerously-skip-permissions"] if mode == "bypass" else ["--permission-mode", mode]
 
     def command(self, request: SpawnRequest) -> list[str]:
         return self.launch(*self.permission_args())
@@ -95,8 +96,9 @@ class ClaudeCode(CliProfile):
     # -- trust (step 5) ----------------------------------------------------------------
 
     def preseed(self, folder: str) -> None:
-        """Trust ``folder``, accept the bypass warning when in bypass mode, approve its MCP servers."""
-        bypass = self.options.permission_mode == "bypassPermissions"
+        """Trust ``folder``; only in bypass mode (the user's choice) accept the CLI's bypass warning;
+        approve the folder's MCP servers only as ``mcp_approval`` says (default: not at all)."""
+        bypass = self.permission_mode() == "bypass"
         claude_trust.trust_folder(folder, home=self.home, bypass=bypass)
         if bypass:
             claude_trust.accept_bypass_warning(home=self.home)
@@ -139,8 +141,7 @@ class ClaudeCode(CliProfile):
     # -- doctor --------------------------------------------------------------------------
 
     def detector(self) -> ClaudeCodeScreens:
-        footer = "bypass permissions on" if self.options.permission_mode == "bypassPermissions" else ""
-        return ClaudeCodeScreens(footer=footer)
+        return ClaudeCodeScreens(footer=FOOTERS.get(self.permission_mode(), ""))
 
 
 def profile(config: PaoConfig) -> ClaudeCode:
