@@ -220,6 +220,9 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
         if missing:  # nothing to reach yet: the store was never created
             return checks + [_not_created(name, missing, one_line(exc))]
         line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
+        # its files exist but do not work: say so on their lines too, so the report agrees with itself
+        checks = [attrs.evolve(check, status="fail", line=f"{check.line}: unusable (see the next line)")
+                  for check in checks]
         return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
     if missing:
         return checks + [_not_created(name, missing, one_line(Exception(health)))]
