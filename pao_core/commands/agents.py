@@ -1,4 +1,4 @@
-"""Agent commands: spawn, list, status, send, broadcast, kill, pause, resume, checkpoint, monitor."""
+"""Agent commands: spawn, list, status, attach, send, broadcast, kill, pause, resume, checkpoint."""
 
 from __future__ import annotations
 
@@ -81,12 +81,6 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
     attach.add_argument("name", metavar="NAME")
     attach.set_defaults(func=run_attach)
-
-    monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
-    monitor.add_argument("--once", action="store_true", help="print the table once and exit")
-    monitor.add_argument("--json", action="store_true", help="print the states once as JSON")
-    monitor.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period (default 1)")
-    monitor.set_defaults(func=run_monitor)
 
 
 def _seconds(text: str) -> float:
@@ -177,7 +171,7 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
     if args.json:
         print_json({"agents": [record_json(o.record, o) for o in seen]})
         return 0
-    _table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
+    print_table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
     return 0
 
 
@@ -288,34 +282,13 @@ def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
-def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-
-    agents = _agents(config)
-    while True:
-        seen = [agents.observe(record) for record in agents.registry.list()]
-        for observation in seen:
-            agents.refresh(observation)
-        if args.json:
-            print_json({"agents": [record_json(o.record, o) for o in seen]})
-            return 0
-        if not args.once and sys.stdout.isatty():
-            sys.stdout.write("\x1b[H\x1b[2J")
-        rows = [_row(o) for o in seen]
-        _table(["NAME", "STATE", "AGE", "FOLDER"], rows or [["(no agents)", "", "", ""]])
-        if args.once:
-            return 0
-        sys.stdout.flush()
-        time.sleep(max(0.1, args.interval))
-
-
 def _row(observation: Observation, *fields: str) -> list[str]:
     record = observation.record
     state = observation.state + (f" ({observation.reason})" if observation.reason and observation.state == "blocked" else "")
-    return [record.name, state, *(str(getattr(record, f)) for f in fields), _age(record.created_at), record.folder]
+    return [record.name, state, *(str(getattr(record, f)) for f in fields), age_text(record.created_at), record.folder]
 
 
-def _age(created: dt.datetime) -> str:
+def age_text(created: dt.datetime) -> str:
     seconds = max(0, int((dt.datetime.now(dt.timezone.utc) - created).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
@@ -323,7 +296,7 @@ def _age(created: dt.datetime) -> str:
     return f"{seconds}s"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> None:
+def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
