@@ -10,6 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pao_core.config import load_config
@@ -71,9 +72,11 @@ def test_command_lines_ask_by_default_and_bypass_only_when_chosen(tmp_path: Path
     assert codex.permission_mode() == gemini.permission_mode() == "default"
     assert codex.command(_request(tmp_path, "codex")) == [
         "/opt/codex/bin/codex", "--no-daemon", "--ask-for-approval", "on-request"]
-    first, second = gemini.command(_request(tmp_path, "gemini")), gemini.command(_request(tmp_path, "gemini"))
-    assert first[:2] == ["/opt/gemini", "--session-id"] and len(first[2]) == 36
-    assert first[2] != second[2], "every start gets its own session id"
+    request = attrs.evolve(_request(tmp_path, "gemini"), session_id="0f0e0d0c-0b0a-4909-8807-060504030201")
+    first, second = gemini.command(request), gemini.command(request)
+    assert first == ["/opt/gemini", "--session-id", request.session_id]
+    assert first == second, "the command is pure: the session id is pao's choice, made once per spawn"
+    assert gemini.command(_request(tmp_path, "gemini")) == ["/opt/gemini"]
     bypass_codex = CodexHost(CodexOptions(command="codex", permission_mode="bypass"), 1000)
     assert bypass_codex.command(_request(tmp_path, "codex")) == [
         "codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
@@ -253,9 +256,7 @@ def test_codex_session_is_the_first_in_the_folder_since_the_start(tmp_path: Path
 
 def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path: Path, isolated_home: Path) -> None:
     host = GeminiHost(HostOptions("/opt/gemini"))
-    command = host.command(_request(tmp_path, "gemini"))
-    chosen = command[command.index("--session-id") + 1]
-    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW)) == chosen
+    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW, session_id="chosen")) == "chosen"
     project = isolated_home / "user" / ".gemini" / "tmp" / "work"
     (project / "chats").mkdir(parents=True)
     (project / ".project_root").write_text(str(tmp_path))

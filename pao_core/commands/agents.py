@@ -28,12 +28,16 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
-    spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
     spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                        help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
     spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
                        help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
                             "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
+    spawn.add_argument(
+        "--worktree", action="store_true",
+        help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
+    )
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -76,6 +80,10 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
             parser.add_argument(
                 "--forget", action="store_true",
                 help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
+            )
+            parser.add_argument(
+                "--clean", action="store_true",
+                help="also remove the agent's worktree (spawn --worktree); refused while it has uncommitted changes",
             )
 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
@@ -135,6 +143,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             terminal=args.terminal,
             host=args.host,
             nudge=False if args.no_nudge else None,
+            worktree=args.worktree,
             config=config,
             plugins=plugins,
             report=report,
@@ -160,6 +169,12 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
     data = converter.unstructure(record)
     if observation is not None:
         data["observed"] = {"state": observation.state, "reason": observation.reason}
+        data["state_source"] = observation.source
+        receipt = observation.receipt
+        data["delivery"] = {
+            "channel": record.extra.get("delivery", "file"),
+            "receipt": None if receipt is None else dt.datetime.fromtimestamp(receipt, dt.timezone.utc).isoformat(),
+        }
     return data
 
 
@@ -179,7 +194,7 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.cli import print_json
 
     agents = _agents(config)
-    observation = agents.observe(agents.registry.get(args.name))
+    observation = agents.observe(agents.registry.get(args.name), show_screen=args.screen)
     agents.refresh(observation)
     if args.json:
         data = record_json(observation.record, observation)
@@ -233,7 +248,7 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
-    record = _agents(config).kill(args.name, forget_only=args.forget)
+    record = _agents(config).kill(args.name, forget_only=args.forget, clean=args.clean)
     message = f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}"
     _done(args, "forget" if args.forget else "kill", message, record)
     return 0

@@ -12,7 +12,6 @@ session id is chosen up front (``--session-id``); transcripts are
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
 
@@ -70,13 +69,12 @@ class GeminiHost(CliProfile):
     name: str = NAME
     context_file: str = "GEMINI.md"
     submit_key: str = "Enter"
-    _sessions: dict[tuple[str, str], str] = attrs.field(factory=dict, repr=False)
+    chooses_session_id = True
 
     def command(self, request: SpawnRequest) -> list[str]:
-        """Start with a fresh session id, remembered for :meth:`session_id` in this process."""
-        session = str(uuid.uuid4())
-        self._sessions[(request.name, os.path.realpath(request.folder))] = session
-        return self.launch(*APPROVAL_FLAGS[self.permission_mode()], "--session-id", session)
+        """Start under the session id pao chose (``request.session_id``), when it chose one."""
+        session = ["--session-id", request.session_id] if request.session_id else []
+        return self.launch(*APPROVAL_FLAGS[self.permission_mode()], *session)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"
@@ -105,8 +103,7 @@ class GeminiHost(CliProfile):
         return []
 
     def session_id(self, record: AgentRecord) -> str | None:
-        known = self._sessions.get((record.name, os.path.realpath(record.folder)))
-        return known or find_session(gemini_dir(), record.folder, record.created_at)
+        return record.session_id or find_session(gemini_dir(), record.folder, record.created_at)
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or self.session_id(record) or "latest"
