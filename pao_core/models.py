@@ -152,6 +152,12 @@ class SpawnRequest:
     host: str = "claude-code"
     terminal: str = "tmux"
     nudge: bool = True
+    session_id: str | None = None
+    """Chosen by pao before the CLI starts, for hosts that accept one (``chooses_session_id``)."""
+    agent_dir: str | None = None
+    """The agent's private folder when the briefing goes through the host's session channel."""
+    prompt: str | None = None
+    """The first prompt (the task), for hosts that take it on the command line."""
 
 
 @attrs.frozen

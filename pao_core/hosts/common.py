@@ -33,6 +33,18 @@ class HostOptions:
     env: dict[str, str] = attrs.field(factory=dict)
 
 
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypass")
+"""pao's names, the same for every host: ``default`` asks before running commands (and, in
+Claude Code, before editing); ``bypass`` runs every tool call without asking, so it is opt-in
+(``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
+
+
+def permission_summary(mode: str) -> str:
+    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
+    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
+        mode, "see docs/security.md")
+
+
 class CliProfile:
     """What every host profile does alike; a profile names its program, install hint and measured versions.
 
@@ -46,6 +58,23 @@ class CliProfile:
     install_hint: ClassVar[str]
     versions: ClassVar[tuple[str, ...]]
     """Versions whose screens and settings pao was measured against."""
+    session_channel: ClassVar[str | None] = None
+    """How the briefing reaches the model without a file in the folder (``None``: the context-file import)."""
+    event_channel: ClassVar[str | None] = None
+    """How the CLI reports its events into the agent's ``events.jsonl`` (``None``: only the screen tells)."""
+    chooses_session_id: ClassVar[bool] = False
+    """The CLI starts a new session under an id pao chose (``request.session_id``)."""
+    takes_first_prompt: ClassVar[bool] = False
+    """The CLI takes the task as its first prompt on the command line (``request.prompt``): no paste."""
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """Per-session files for the agent's private folder (settings with hooks), by file name."""
+        return {}
+
+    def permission_mode(self) -> str:
+        """The permission mode the agent starts in (pao's name, see :data:`PERMISSION_MODES`)."""
+        mode = getattr(self.options, "permission_mode", "default")
+        return "bypass" if mode == "bypassPermissions" else mode
 
     def executable(self) -> list[str]:
         """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing.
