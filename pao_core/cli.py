@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pao_core.errors import PaoError
 
@@ -67,12 +66,6 @@ def _version() -> str:
         return version("pao-core")
     except PackageNotFoundError:
         return "unknown"
-
-
-def print_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (the shape of every ``--json`` output)."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ import attrs
 import cattrs
 
 from pao_core.errors import ConfigError
+from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
 
@@ -33,7 +34,6 @@ ENV_OVERRIDES: dict[str, tuple[str, str, str]] = {
 """Environment variable -> (table, name, key) it overrides."""
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
-_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?P<pw>[^@/\s]+)(?P<tail>@)", re.IGNORECASE)
 
 
 @attrs.frozen
@@ -130,11 +130,6 @@ def _mask(value: Any, key: str = "") -> Any:
             return "***"
         return mask_url(value)
     return value
-
-
-def mask_url(text: str) -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}***{m['tail']}", text)
 
 
 def _make_converter() -> cattrs.Converter:

@@ -11,17 +11,17 @@ under a deadline, so a hung store or CLI costs its deadline and nothing more.
 from __future__ import annotations
 
 import os
-import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
+from pao_core.errors import one_line
 from pao_core.files import lock_owner
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
+from pao_core.waiting import bounded, start
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 Status = Literal["ok", "warn", "fail"]
 AREAS = ("host", "host-file", "host-consent", "terminal", "store", "backend", "registry", "agent", "plugin", "doctor")
 """The order checks are shown in."""
-T = TypeVar("T")
 
 DEFAULT_QUERY = "test"
 VERSION_TIMEOUT = 15.0
@@ -63,30 +62,8 @@ class Report:
         return {"ok": not self.failed, "checks": [attrs.asdict(check) for check in self.checks]}
 
 
-class Late(TimeoutError):
-    """A bounded call did not finish in time."""
-
-
-def bounded(call: Callable[[], T], seconds: float) -> T:
-    """``call()`` on a daemon thread; raise :class:`Late` after ``seconds`` (the thread is abandoned)."""
-    future: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # handed to the caller
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="pao-doctor", daemon=True).start()
-    try:
-        return future.result(timeout=max(0.0, seconds))
-    except TimeoutError:
-        raise Late(f"no answer within {seconds:.1f} s") from None
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+def _squash(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def human_size(size: int) -> str:
@@ -216,9 +193,9 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
         line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
         return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
     if missing:
-        return checks + [_not_created(name, missing, one_line(Exception(health)))]
+        return checks + [_not_created(name, missing, _squash(health))]
     elapsed = (time.monotonic() - started) * 1000
-    line = f"{name}: {one_line(Exception(health))}; test query {query!r}: {count} items in {elapsed:.0f} ms"
+    line = f"{name}: {_squash(health)}; test query {query!r}: {count} items in {elapsed:.0f} ms"
     data = {"latency_ms": round(elapsed, 1), "items": count, "health": health}
     checks.append(Check("backend", name, "ok", line, data=data))
     return checks
@@ -323,19 +300,16 @@ def run_checks(
 
 
 def _run_all(jobs: Sequence[Callable[[], Iterable[Check]]]) -> list[list[Check]]:
-    results: list[list[Check]] = [[] for _ in jobs]
-
-    def run(index: int) -> None:
+    futures = [start(lambda job=job: list(job()), name="pao-doctor") for job in jobs]
+    give_up = time.monotonic() + VERSION_TIMEOUT + 5
+    results: list[list[Check]] = []
+    for index, future in enumerate(futures):
         try:
-            results[index] = list(jobs[index]())
+            results.append(future.result(timeout=max(0.0, give_up - time.monotonic())))
+        except TimeoutError:
+            results.append([])
         except Exception as exc:  # a check's own bug is a finding, not a crash
-            results[index] = [Check("doctor", f"check-{index}", "fail", f"a check failed: {one_line(exc)}")]
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(VERSION_TIMEOUT + 5)
+            results.append([Check("doctor", f"check-{index}", "fail", f"a check failed: {one_line(exc)}")])
     return results
 
 

@@ -19,3 +19,11 @@ class ValidationError(PaoError):
     """A name, path, topic or target failed validation (before anything started)."""
 
     exit_code = 2
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc`` as one line: a :class:`PaoError`'s message as is, any other prefixed with its type."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, PaoError):
+        return text or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -19,6 +19,7 @@ from pao_core import topic as topics
 from pao_core.lifecycle import Agents, agent_environment, driver_pid, send_text
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
+from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -217,14 +218,7 @@ def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
 
 def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
     """The host's session id, which appears once the agent took its first message (the nudge)."""
-    give_up = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        session = host_agent.session_id(record)
-        if session or time.monotonic() >= give_up:
-            return session
-        time.sleep(delay)
-        delay = min(delay * 2, 0.25)
+    return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
 def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> None:

@@ -22,6 +22,7 @@ import attrs
 import pluggy
 
 from pao_core import hookspecs
+from pao_core.errors import one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -103,7 +104,7 @@ class Plugins:
 
     def record_failure(self, plugin: str, stage: str, exc: BaseException) -> None:
         with self._lock:
-            self.failures.append(PluginFailure(plugin, stage, _one_line(exc)))
+            self.failures.append(PluginFailure(plugin, stage, one_line(exc)))
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call every implementation of a hook, isolating failures; return the results."""
@@ -154,11 +155,6 @@ def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterabl
         yield caller.name
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
-
-
 def _env_list(environ: Mapping[str, str], name: str) -> set[str] | None:
     if name not in environ:
         return None
@@ -199,7 +195,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             manager.register(plugin, name=entry_point.name)
         except Exception as exc:  # a broken plugin is reported, the rest still load
             manager.set_blocked(entry_point.name)
-            plugins.failures.append(PluginFailure(entry_point.name, "load", _one_line(exc)))
+            plugins.failures.append(PluginFailure(entry_point.name, "load", one_line(exc)))
             continue
         plugins.sources[entry_point.name] = PluginSource(dist, entry_point.dist.version if entry_point.dist else None)
     manager.check_pending()

@@ -16,9 +16,14 @@ import functools
 import re
 import unicodedata
 
-from pao_core.config import mask_url
-
 REDACTED = "[redacted]"
+_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?P<pw>[^@/\s]+)(?P<tail>@)", re.IGNORECASE)
+
+
+def mask_url(text: str) -> str:
+    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``***``."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['head']}***{m['tail']}", text)
+
 
 # ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/SOS/PM/APC strings (up to
 # BEL or ST), and two-byte escapes. An unterminated string sequence runs to the end.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_core.lifecycle import Agents, Observation
@@ -80,7 +81,6 @@ def _say(message: str) -> None:
 
 
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.pipeline import spawn
     from pao_core.plugins import get_plugins
 
@@ -120,19 +120,17 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
 
 
 def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     agents = _agents(config)
     seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
     if args.json:
         print_json([record_json(o.record, o) for o in seen])
         return 0
-    _table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
+    print_table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
     return 0
 
 
 def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     agents = _agents(config)
     observation = agents.observe(agents.registry.get(args.name))
@@ -199,7 +197,6 @@ def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     agents = _agents(config)
     while True:
@@ -212,7 +209,7 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
         if not args.once and sys.stdout.isatty():
             sys.stdout.write("\x1b[H\x1b[2J")
         rows = [_row(o) for o in seen]
-        _table(["NAME", "STATE", "AGE", "FOLDER"], rows or [["(no agents)", "", "", ""]])
+        print_table(["NAME", "STATE", "AGE", "FOLDER"], rows or [["(no agents)", "", "", ""]])
         if args.once:
             return 0
         sys.stdout.flush()
@@ -231,9 +228,3 @@ def _age(created: dt.datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())

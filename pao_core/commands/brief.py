@@ -12,6 +12,7 @@ from pao_core.config import PaoConfig
 from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_core.models import Briefing
+from pao_core.output import print_json
 
 
 @hookimpl
@@ -63,7 +64,6 @@ def briefing_json(briefing: Briefing) -> dict[str, Any]:
 
 
 def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.pipeline import brief
     from pao_core.plugins import get_plugins
 

@@ -7,6 +7,7 @@ import json
 
 from pao_core.config import PaoConfig
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json
 
 
 @hookimpl
@@ -43,7 +44,6 @@ def plugin_report(config: PaoConfig) -> dict:
 
 
 def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     report = plugin_report(config)
     if args.json:
@@ -64,7 +64,6 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     data = config.masked()
     if args.json:

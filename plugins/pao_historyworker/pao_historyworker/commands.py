@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pao_core.errors import PaoError
+from pao_core.output import print_json
 
 from pao_historyworker.options import TOKEN_ENV, HistoryOptions
 
@@ -42,7 +43,6 @@ def _options(config: PaoConfig) -> HistoryOptions:
 
 
 def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     from pao_historyworker.index import HistoryIndexError, connect, index_transcripts
 
@@ -86,7 +86,6 @@ def _embedding_progress(done: int, total: int) -> None:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     from pao_historyworker.index import HistoryIndexError, connect, stats
 

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pao_core.output import print_json
+
 from pao_postgres.options import MODES, LongtermOptions
 
 if TYPE_CHECKING:
@@ -62,7 +64,6 @@ def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_postgres.mcpfile import read_memory_file
 
     memory = read_memory_file(args.file)
@@ -89,7 +90,6 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.errors import ValidationError
 
     if not args.entity.strip() or not args.text.strip():
@@ -105,7 +105,6 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
     if args.json:
@@ -117,7 +116,6 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     items = open_store(config).search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
     if args.json:

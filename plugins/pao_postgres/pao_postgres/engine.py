@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import sqlalchemy as sa
+from pao_core.sanitize import mask_url
 
 from pao_postgres.errors import LongtermError, reason, remaining
 from pao_postgres.sqlite_read import apply_deadline
