@@ -178,7 +178,7 @@ def concurrent(agents: int = 5) -> dict[str, object]:
             records = [json.loads(p.communicate()[0]) for p in procs]
             wall = time.time() - started
             listed = json.loads(subprocess.run([sys.executable, RUN_PAO, "list", "--json"], env=env, check=True,
-                                               capture_output=True, text=True).stdout)
+                                               capture_output=True, text=True).stdout)["agents"]
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     return {"spawned": len(records), "states_at_exit": sorted(r["state"] for r in records),

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from pao_core.errors import PaoError
+from pao_core.errors import ConfigError, PaoError
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -68,19 +68,33 @@ def _version() -> str:
         return "unknown"
 
 
+def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
+    """The configuration, or the defaults and the error: ``--help`` and ``--version`` work whatever the file says."""
+    from pao_core.config import PaoConfig, home_path, load_config
+
+    try:
+        return load_config(tables=plugins.config_tables(), strict_tables=plugins.complete), None
+    except ConfigError as exc:
+        return PaoConfig(home=home_path()), exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from pao_core.config import load_config
     from pao_core.plugins import get_plugins
 
     try:
-        config = load_config()
         plugins = get_plugins()
+        config, config_error = _load_config(plugins)
         parser = build_parser(config, plugins)
         args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
+        func = getattr(args, "func", None)
+        if not func:
             parser.print_help(sys.stderr)
             return 2
-        return int(args.func(args, config) or 0)
+        if getattr(func, "tolerates_config_error", False):
+            args.config_error = config_error
+        elif config_error is not None:
+            raise config_error
+        return int(func(args, config) or 0)
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -1,10 +1,13 @@
-"""Configuration: one TOML file, environment overrides, cattrs-structured.
+"""Configuration: one TOML file, environment overrides, cattrs-structured, strict.
 
 The file is ``$PAO_CONFIG`` or ``config.toml`` in the platform's config folder; all
 state lives under ``$PAO_HOME`` (default: the platform's data folder). Core options
 are typed here; each plugin's options live in a table of its own
 (``[backends.NAME]``, ``[terminals.NAME]``, ``[hosts.NAME]``) that the plugin
-structures with :meth:`PaoConfig.options`.
+declares through ``pao_config_tables`` (with its environment variables) and
+structures with :meth:`PaoConfig.options`. Every table present is validated at
+load time: an unknown key or an out-of-range value is a :class:`ConfigError`
+naming the file, the key and what is allowed.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+import typing
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Iterable, Mapping, TypeVar
 
 import attrs
 import cattrs
@@ -23,27 +27,65 @@ from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
 
-ENV_OVERRIDES: dict[str, tuple[str, str, str]] = {
-    "PAO_POSTGRES_URL": ("backends", "longterm", "url"),
-    "PAO_HISTORY_URL": ("backends", "history", "url"),
-    "PAO_CLAUDE_COMMAND": ("hosts", "claude-code", "command"),
-    "PAO_CODEX_COMMAND": ("hosts", "codex", "command"),
-    "PAO_GEMINI_COMMAND": ("hosts", "gemini", "command"),
-    "PAO_TMUX_SOCKET": ("terminals", "tmux", "socket"),
-}
-"""Environment variable -> (table, name, key) it overrides."""
+PLUGIN_TABLES = ("backends", "terminals", "hosts")
+"""The top-level tables whose sub-tables belong to plugins."""
+
+
+@attrs.frozen
+class ConfigTable:
+    """A plugin's table ``[kind.name]``, returned by the ``pao_config_tables`` hook.
+
+    ``options`` is the attrs class the table is structured into, or ``"module:Class"``
+    (imported only when the table is present, so declaring costs nothing at start-up).
+    ``env`` maps an environment variable to the key of the table it overrides.
+    """
+
+    kind: str = attrs.field(validator=attrs.validators.in_(PLUGIN_TABLES))
+    name: str
+    options: type | str
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+    def options_class(self) -> type:
+        if isinstance(self.options, str):
+            import importlib
+
+            module, _, attr = self.options.partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return self.options
+
+
+def positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
+    """attrs validator: the value must be greater than zero."""
+    if value <= 0:
+        raise ValueError(f"{attribute.name}: must be greater than 0, not {value!r}")
+
+
+def at_least(minimum: float) -> Any:
+    """attrs validator: the value must be at least ``minimum``."""
+
+    def check(instance: object, attribute: attrs.Attribute, value: float) -> None:
+        if value < minimum:
+            raise ValueError(f"{attribute.name}: must be at least {minimum}, not {value!r}")
+
+    return check
+
+
+def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
+    """attrs validator: a share between 0 and 1."""
+    if not 0 <= value <= 1:
+        raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
 
 
-@attrs.frozen
-class GatherOptions:
-    deadline: float = 2.0
-    limit: int = 20
-
-
 MIN_BUDGET_CHARS = 400
 """Room for the briefing's header and footer; a smaller budget is a configuration error."""
+
+
+@attrs.frozen
+class GatherOptions:
+    deadline: float = attrs.field(default=2.0, validator=positive)
+    limit: int = attrs.field(default=20, validator=at_least(1))
 
 
 @attrs.frozen
@@ -54,14 +96,14 @@ class BriefingOptions:
     ``relative_floor`` drops items below that share of their backend's best score.
     """
 
-    budget_chars: int = 6000
+    budget_chars: int = attrs.field(default=6000, validator=at_least(MIN_BUDGET_CHARS))
     filename: str = "CONTEXT_BRIEFING.md"
-    max_items: int = 12
-    item_chars: int = 600
-    rrf_k: int = 60
+    max_items: int = attrs.field(default=12, validator=at_least(1))
+    item_chars: int = attrs.field(default=600, validator=at_least(1))
+    rrf_k: int = attrs.field(default=60, validator=at_least(0))
     floors: Mapping[str, float] = attrs.field(factory=dict)
-    relative_floor: float = 0.0
-    duplicate_similarity: float = 0.5
+    relative_floor: float = attrs.field(default=0.0, validator=share)
+    duplicate_similarity: float = attrs.field(default=0.5, validator=share)
 
 
 @attrs.frozen
@@ -69,15 +111,15 @@ class SpawnOptions:
     host: str = "claude-code"
     terminal: str = "tmux"
     nudge: bool = True
-    ready_timeout: float = 45.0
+    ready_timeout: float = attrs.field(default=45.0, validator=positive)
 
 
 @attrs.frozen
 class PaoConfig:
     """The effective configuration of one ``pao`` run."""
 
-    home: Path
-    source: Path | None = None
+    home: Path = attrs.field(metadata={"from_file": False})
+    source: Path | None = attrs.field(default=None, metadata={"from_file": False})
     gather: GatherOptions = GatherOptions()
     briefing: BriefingOptions = BriefingOptions()
     spawn: SpawnOptions = SpawnOptions()
@@ -105,14 +147,46 @@ def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
     where = str(source) if source else "configuration"
     if isinstance(exc, cattrs.BaseValidationError):
         messages = cattrs.transform_error(exc, path=prefix, format_exception=_format_exception)
-        return f"{where}: " + "; ".join(messages)
+        return f"{where}: " + "; ".join(_key_first(message) for message in messages)
     return f"{where}: {prefix}: {exc}"
 
 
+CORE_PATH = "config"
+_ATTRS_REASON = re.compile(r"^'(?P<field>[A-Za-z_][A-Za-z0-9_]*)' (?P<reason>must .*)$")
+_FIELD_REASON = re.compile(r"^(?P<field>[A-Za-z_][A-Za-z0-9_]*): (?P<reason>.*)$")
+
+
+def _key_first(message: str) -> str:
+    """cattrs says ``problem @ path``; say ``path.key: problem`` (a validator's reason names its key)."""
+    problem, _, path = message.rpartition(" @ ")
+    if not path:
+        return message
+    if path == CORE_PATH:
+        return problem
+    path = path.removeprefix(f"{CORE_PATH}.")
+    named = _FIELD_REASON.match(problem)
+    if named:
+        return f"{path}.{named['field']}: {named['reason']}"
+    return f"{path}: {problem}"
+
+
 def _format_exception(exc: BaseException, type_: Any) -> str:
-    """cattrs' wording, plus the reason an attrs validator gave (it names the field)."""
+    """cattrs' wording, plus the reason an attrs validator gave; unknown keys with the known ones."""
+    from cattrs.errors import ForbiddenExtraKeysError
     from cattrs.v import format_exception
 
+    if isinstance(exc, ForbiddenExtraKeysError):
+        unknown = ", ".join(repr(key) for key in sorted(exc.extra_fields))
+        fields = attrs.fields(exc.cl) if attrs.has(exc.cl) else ()
+        known = ", ".join(field.name for field in fields if field.metadata.get("from_file", True))
+        return f"unknown key {unknown}" + (f" (known keys: {known})" if known else "")
+    if type(exc) is ValueError and _FIELD_REASON.match(str(exc)):
+        return " ".join(str(exc).split())
+    attrs_reason = _ATTRS_REASON.match(str(exc)) if type(exc) is ValueError else None
+    if attrs_reason:  # attrs.validators.ge and friends: "'name' must be >= 0: -1"
+        return f"{attrs_reason['field']}: {attrs_reason['reason']}"
+    if typing.get_origin(type_) is typing.Literal:
+        return "must be one of " + ", ".join(repr(choice) for choice in typing.get_args(type_))
     text = format_exception(exc, type_)
     detail = " ".join(str(exc).split())
     if isinstance(exc, ValueError) and detail and detail not in text:
@@ -162,9 +236,26 @@ def home_path(environ: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("pao"))
 
 
-def load_config(environ: Mapping[str, str] | None = None) -> PaoConfig:
-    """Read the config file (if any), apply environment overrides, validate."""
+def load_config(
+    environ: Mapping[str, str] | None = None,
+    tables: Iterable[ConfigTable] | None = None,
+    *,
+    strict_tables: bool | None = None,
+) -> PaoConfig:
+    """Read the config file (if any), apply environment overrides, validate every table.
+
+    ``tables``: the plugins' declared tables (default: those of the process-wide
+    plugins). ``strict_tables``: a table no plugin declares is an error (default:
+    when every installed plugin was loaded, none limited or broken).
+    """
     env = os.environ if environ is None else environ
+    if tables is None:
+        from pao_core.plugins import get_plugins
+
+        plugins = get_plugins()
+        tables = plugins.config_tables()
+        strict_tables = plugins.complete if strict_tables is None else strict_tables
+    declared = {(table.kind, table.name): table for table in tables}
     path = config_path(env)
     raw: dict[str, Any] = {}
     source: Path | None = None
@@ -178,12 +269,14 @@ def load_config(environ: Mapping[str, str] | None = None) -> PaoConfig:
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
         source = path
-    for var, (table, name, key) in ENV_OVERRIDES.items():
-        if env.get(var):
-            section = raw.setdefault(table, {})
-            if not isinstance(section, dict):
-                raise ConfigError(f"{path}: {table}: must be a table")
-            section.setdefault(name, {})[key] = env[var]
+    where = source or path
+    for declaration in declared.values():
+        for var, key in declaration.env.items():
+            if env.get(var):
+                section = raw.setdefault(declaration.kind, {})
+                if not isinstance(section, dict):
+                    raise ConfigError(f"{where}: {declaration.kind}: must be a table")
+                section.setdefault(declaration.name, {})[key] = env[var]
     if "home" in raw:
         raise ConfigError(f"{path}: home: set the state folder with PAO_HOME, not in the file")
     raw["home"] = str(home_path(env))
@@ -191,7 +284,26 @@ def load_config(environ: Mapping[str, str] | None = None) -> PaoConfig:
     try:
         config = _converter.structure(raw, PaoConfig)
     except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-        raise ConfigError(_describe(exc, source, "config")) from None
-    if config.briefing.budget_chars < MIN_BUDGET_CHARS:
-        raise ConfigError(f"{source or path}: briefing.budget_chars: must be at least {MIN_BUDGET_CHARS}")
+        raise ConfigError(_describe(exc, source, CORE_PATH)) from None
+    _check_plugin_tables(raw, declared, where, bool(strict_tables))
     return config
+
+
+def _check_plugin_tables(
+    raw: Mapping[str, Any], declared: Mapping[tuple[str, str], ConfigTable], where: Path, strict: bool
+) -> None:
+    for kind in PLUGIN_TABLES:
+        for name, table in (raw.get(kind) or {}).items():
+            declaration = declared.get((kind, name))
+            if declaration is None:
+                if strict:
+                    known = sorted(n for k, n in declared if k == kind)
+                    raise ConfigError(
+                        f"{where}: {kind}.{name}: no installed plugin reads this table "
+                        f"(known {kind}: {', '.join(known) or 'none'})"
+                    )
+                continue
+            try:
+                _converter.structure(dict(table), declaration.options_class())
+            except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
+                raise ConfigError(_describe(exc, where, f"{kind}.{name}")) from None

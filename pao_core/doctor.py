@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Seq
 
 import attrs
 
-from pao_core.errors import one_line
+from pao_core.errors import describe
 from pao_core.files import lock_owner
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
@@ -122,7 +122,7 @@ def _host_install_hint(host: HostAgent) -> str:
     try:
         host.command(_probe_request(host.name))
     except Exception as exc:  # the profile's own words on what is missing
-        return one_line(exc)
+        return describe(exc)
     return f"check that `{host.name}`'s command runs (set [hosts.{host.name}] command)"
 
 
@@ -145,7 +145,7 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
     try:
         reason = bounded(driver.availability, VERSION_TIMEOUT)
     except Exception as exc:
-        reason = f"availability check failed: {one_line(exc)}"
+        reason = f"availability check failed: {describe(exc)}"
     if reason:
         if default:
             fix = "make it available, or set [spawn] terminal in the config"
@@ -189,8 +189,8 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
     except Exception as exc:
         elapsed = (time.monotonic() - started) * 1000
         if missing:  # nothing to reach yet: the store was never created
-            return checks + [_not_created(name, missing, one_line(exc))]
-        line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
+            return checks + [_not_created(name, missing, describe(exc))]
+        line = f"{name}: unreachable after {elapsed:.0f} ms: {describe(exc)}"
         return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
     if missing:
         return checks + [_not_created(name, missing, _squash(health))]
@@ -221,7 +221,7 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
     try:
         records = registry.list()
     except Exception as exc:
-        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {one_line(exc)}",
+        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {describe(exc)}",
                                "fix or move the file; pao will not overwrite it"))
         return checks
     where = registry.path if registry.path.exists() else f"{registry.path} (not created yet)"
@@ -239,7 +239,7 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
         try:
             alive = bool(record.target) and bounded(lambda: driver.is_alive(record.target), 5.0)
         except Exception as exc:
-            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {one_line(exc)}"))
+            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {describe(exc)}"))
             continue
         if not alive:
             line = f"agent {record.name} ({record.folder}): its process is gone"
@@ -309,7 +309,7 @@ def _run_all(jobs: Sequence[Callable[[], Iterable[Check]]]) -> list[list[Check]]
         except TimeoutError:
             results.append([])
         except Exception as exc:  # a check's own bug is a finding, not a crash
-            results.append([Check("doctor", f"check-{index}", "fail", f"a check failed: {one_line(exc)}")])
+            results.append([Check("doctor", f"check-{index}", "fail", f"a check failed: {describe(exc)}")])
     return results
 
 

@@ -21,9 +21,17 @@ class ValidationError(PaoError):
     exit_code = 2
 
 
-def one_line(exc: BaseException) -> str:
-    """``exc`` as one line: a :class:`PaoError`'s message as is, any other prefixed with its type."""
-    text = " ".join(str(exc).split())
-    if isinstance(exc, PaoError):
-        return text or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def describe(exc: BaseException) -> str:
+    """One line, in words, for any error: the message a user reads (never a class name when there are words).
+
+    pao's own errors and OSErrors say what happened; any other exception keeps its
+    message, and only an exception without one is named by its class.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif isinstance(exc, TimeoutError) and not str(exc):
+        text = "timed out"
+    else:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    text = " ".join(text.split())
+    return text or type(exc).__name__.replace("Error", " error").strip()

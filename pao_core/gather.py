@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
 
-from pao_core.errors import one_line
+from pao_core.errors import describe
 from pao_core.models import BackendResult, MemoryItem
 from pao_core.waiting import start
 
@@ -86,7 +86,7 @@ def gather(
                 raise error
             items = _checked_items(name, raw, limit)
         except Exception as exc:
-            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=one_line(exc))
+            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
         results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished))
     return results

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 import pluggy
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
+    from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
     from pao_core.models import AgentRecord, Briefing
 
@@ -21,7 +21,24 @@ hookspec = pluggy.HookspecMarker("pao")
 hookimpl = pluggy.HookimplMarker("pao")
 
 
-# -- Start-up: what a plugin contributes to the command line ----------------------
+# -- Start-up: what a plugin reads from the configuration and adds to the command line
+
+
+@hookspec
+def pao_config_tables() -> Iterable[ConfigTable] | None:
+    """Declare the configuration tables this plugin reads, and their environment variables.
+
+    Called once per ``pao`` run, before the configuration is loaded. Each
+    ``pao_core.config.ConfigTable`` names a table (``kind`` ``backends``, ``terminals``
+    or ``hosts``, and ``name``), the attrs class it is structured into (or
+    ``"module:Class"``, imported only when the table is present) and the environment
+    variables that override its keys. pao validates every table present at load time:
+    an unknown key, a wrong type or a value an attrs validator refuses is an error
+    naming the file and the key, whichever command runs.
+
+    :returns: ``ConfigTable`` records.
+    """
+
 
 
 @hookspec

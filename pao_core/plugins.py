@@ -22,12 +22,12 @@ import attrs
 import pluggy
 
 from pao_core import hookspecs
-from pao_core.errors import one_line
+from pao_core.errors import describe
 
 if TYPE_CHECKING:
     import argparse
 
-    from pao_core.config import PaoConfig
+    from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
     from pao_core.models import AgentRecord, Briefing
 
@@ -72,9 +72,19 @@ class Plugins:
     manager: pluggy.PluginManager
     sources: dict[str, PluginSource] = attrs.field(factory=dict)
     failures: list[PluginFailure] = attrs.field(factory=list)
+    limited: bool = False
+    """Plugin loading was limited by ``PAO_LOAD_PLUGINS`` or ``PAO_DISABLE_PLUGINS``."""
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
 
+    @property
+    def complete(self) -> bool:
+        """Every installed plugin is loaded (none limited, none failed to load)."""
+        return not self.limited and not any(f.stage == "load" for f in self.failures)
+
     # -- hooks, one method each --------------------------------------------------
+
+    def config_tables(self) -> list[ConfigTable]:
+        return self._collect("pao_config_tables")
 
     def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
         self.call_each("pao_add_commands", subparsers=subparsers, config=config)
@@ -104,7 +114,7 @@ class Plugins:
 
     def record_failure(self, plugin: str, stage: str, exc: BaseException) -> None:
         with self._lock:
-            self.failures.append(PluginFailure(plugin, stage, one_line(exc)))
+            self.failures.append(PluginFailure(plugin, stage, describe(exc)))
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call every implementation of a hook, isolating failures; return the results."""
@@ -179,6 +189,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     wanted = _env_list(env, "PAO_LOAD_PLUGINS")
     disabled = _env_list(env, "PAO_DISABLE_PLUGINS") or set()
     wanted_norm = {_normalise(n) for n in wanted} if wanted is not None else None
+    plugins.limited = wanted is not None or bool(disabled)
     disabled_norm = {_normalise(n) for n in disabled}
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry_point.dist.name if entry_point.dist else None
@@ -195,7 +206,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             manager.register(plugin, name=entry_point.name)
         except Exception as exc:  # a broken plugin is reported, the rest still load
             manager.set_blocked(entry_point.name)
-            plugins.failures.append(PluginFailure(entry_point.name, "load", one_line(exc)))
+            plugins.failures.append(PluginFailure(entry_point.name, "load", describe(exc)))
             continue
         plugins.sources[entry_point.name] = PluginSource(dist, entry_point.dist.version if entry_point.dist else None)
     manager.check_pending()

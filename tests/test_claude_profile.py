@@ -117,7 +117,7 @@ def test_pao_plugins_lists_the_claude_code_plugin(tmp_path: Path) -> None:
     result = subprocess.run([pao, "plugins", "--json"], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)["plugins"]}
-    assert set(rows["pao_core.hosts.claude_code"]["hooks"]) == {"pao_host_agents", "pao_readiness_detectors"}
+    assert set(rows["pao_core.hosts.claude_code"]["hooks"]) == {"pao_config_tables", "pao_host_agents", "pao_readiness_detectors"}
     assert rows["pao_core.hosts.claude_code"]["default"] is True
 
 

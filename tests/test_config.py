@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pao_core.config import load_config, mask_url
+from pao_core.config import ConfigTable, load_config, mask_url
 from pao_core.errors import ConfigError
 
 
@@ -57,12 +57,93 @@ class PluginOptions:
     limit: int = 5
 
 
+MINE = ConfigTable("backends", "mine", PluginOptions, {"PAO_MINE_URL": "url"})
+
+
 def test_plugin_options_are_structured_with_errors_naming_the_table(pao_config_file: Path) -> None:
-    pao_config_file.write_text('[backends.mine]\nurl = "x"\nlimit = "many"\n')
-    config = load_config()
-    with pytest.raises(ConfigError, match=r"backends\.mine\.limit"):
-        config.options("backends", "mine", PluginOptions)
+    pao_config_file.write_text('[backends.mine]\nurl = "x"\nlimit = 7\n')
+    config = load_config(tables=[MINE])
+    assert config.options("backends", "mine", PluginOptions) == PluginOptions(url="x", limit=7)
     assert config.options("backends", "other", PluginOptions) == PluginOptions()
+    pao_config_file.write_text('[backends.mine]\nurl = "x"\nlimit = "many"\n')
+    with pytest.raises(ConfigError, match=r"backends\.mine\.limit"):
+        load_config(tables=[MINE])
+
+
+@pytest.mark.hook("pao_config_tables")
+def test_a_plugin_declares_its_table_and_core_checks_it(pao_config_file: Path, monkeypatch) -> None:
+    import types
+
+    from pao_core.hookspecs import hookimpl
+    from pao_core.plugins import build_plugins
+
+    plugin = types.SimpleNamespace(pao_config_tables=hookimpl(lambda: [MINE]))
+    plugins = build_plugins()
+    plugins.manager.register(plugin, name="mine")
+    pao_config_file.write_text('[backends.mine]\nlimt = 3\n')
+    with pytest.raises(ConfigError, match=r"backends\.mine: unknown key 'limt' \(known keys: url, limit\)"):
+        load_config(tables=plugins.config_tables(), strict_tables=plugins.complete)
+    monkeypatch.setenv("PAO_MINE_URL", "https://m")
+    pao_config_file.write_text('[backends.mine]\nlimit = 3\n')
+    config = load_config(tables=plugins.config_tables(), strict_tables=plugins.complete)
+    assert config.options("backends", "mine", PluginOptions) == PluginOptions(url="https://m", limit=3)
+
+
+def test_a_declared_table_takes_its_environment_variables(pao_config_file: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PAO_MINE_URL", "https://mine.example")
+    config = load_config(tables=[MINE])
+    assert config.options("backends", "mine", PluginOptions).url == "https://mine.example"
+    assert "mine" not in load_config(tables=[]).backends  # no declaration, no override
+
+
+def test_a_table_no_plugin_declares_is_an_error_unless_plugins_are_limited(pao_config_file: Path) -> None:
+    pao_config_file.write_text('[backends.longtem]\nurl = "x"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    assert "backends.longtem: no installed plugin reads this table (known backends: history, longterm)" in str(
+        caught.value)
+    assert load_config(tables=[MINE], strict_tables=False).backends["longtem"] == {"url": "x"}
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ('[backends.longterm]\nurll = "x"\n', ["backends.longterm", "unknown key 'urll'", "known keys: enabled, url"]),
+        ('[backends.longterm]\nmode = "fuzzy"\n', ["backends.longterm.mode", "original, any, ranked"]),
+        ('[backends.history]\nprotocol = "soap"\n', ["backends.history.protocol", "must be one of 'mcp', 'jsonrpc'"]),
+        ("[terminals.tmux]\nsesion = 'x'\n", ["terminals.tmux", "unknown key 'sesion'", "session"]),
+        ("[terminals.terminalapp]\nopen_in = 'pane'\n", ["terminals.terminalapp.open_in", "'window', 'tab'"]),
+        ("[hosts.claude-code]\ncomand = 'x'\n", ["hosts.claude-code", "unknown key 'comand'", "command"]),
+        ("[hosts.codex]\nargs = 3\n", ["hosts.codex.args"]),
+        ("[briefing]\nmax_items = -3\n", ["briefing.max_items", "must be at least 1, not -3"]),
+        ("[gather]\ndeadline = 0\n", ["gather.deadline", "must be greater than 0, not 0"]),
+        ("[briefing]\nrelative_floor = 1.5\n", ["briefing.relative_floor", "between 0 and 1"]),
+        ("[spawn]\nready_timeout = -1\n", ["spawn.ready_timeout", "greater than 0"]),
+    ],
+)
+def test_every_table_is_checked_at_load_time(pao_config_file: Path, text: str, fragments: list[str], pao) -> None:
+    pao_config_file.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(str(pao_config_file)), message
+    for fragment in fragments:
+        assert fragment in message, message
+    for argv in (["brief", "x"], ["list"], ["doctor"], ["config"]):
+        result = pao(*argv)
+        assert (result.returncode, result.stdout) == (2, ""), (argv, result.stderr)
+        assert result.stderr == f"pao: {message}\n"
+
+
+def test_help_version_and_config_path_work_with_a_broken_file(pao_config_file: Path, pao) -> None:
+    pao_config_file.write_text("[briefing]\nmax_items = -3\n")
+    for argv in (["--help"], ["spawn", "--help"], ["--version"]):
+        result = pao(*argv)
+        assert result.returncode == 0 and result.stdout and not result.stderr, (argv, result.stderr)
+    where = pao("config", "--path")
+    assert (where.returncode, where.stdout) == (0, f"{pao_config_file}\n")
+    data = json.loads(pao("config", "--path", "--json").stdout)
+    assert data["path"] == str(pao_config_file) and data["exists"] is True
 
 
 def test_missing_config_named_by_env_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

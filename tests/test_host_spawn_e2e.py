@@ -60,7 +60,7 @@ def test_pao_spawn_starts_a_primed_agent_on_each_host(host: str, tmp_path: Path,
 
             listing = _pao(env, "list", "--json")
             assert listing.returncode == 0, listing.stderr
-            assert [(row["name"], row["host"]) for row in json.loads(listing.stdout)] == [("billing", host)]
+            assert [(row["name"], row["host"]) for row in json.loads(listing.stdout)["agents"]] == [("billing", host)]
         finally:
             if record.get("pid"):
                 _end_group(record["pid"])  # pao kill closes the window; Gemini CLI outlives the hang-up

@@ -74,7 +74,7 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
     assert pao.tmux("list-sessions").returncode == 0  # the server is still up
 
     code, out, _ = pao("list", "--json")
-    listed = json.loads(out)
+    listed = json.loads(out)["agents"]
     assert [(a["name"], a["host"], a["observed"]["state"]) for a in listed] == [
         ("one", "fake", "ready"), ("two", "fake", "ready")
     ]
@@ -85,8 +85,9 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
     assert code == 0, err
     for name in ("one", "two"):
         assert received(pao.workdir / name)[-1]["text"] == "status please"
-    code, _, err = pao("broadcast", "only two", "--only", "two")
-    assert code == 0
+    code, out, err = pao("broadcast", "only two", "--only", "two", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"action": "broadcast", "results": {"two": {"sent": True, "error": None}}, "failed": []}
     assert received(pao.workdir / "two")[-1]["text"] == "only two"
     assert received(pao.workdir / "one")[-1]["text"] == "status please"
 
@@ -95,7 +96,8 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
     assert status["observed"]["state"] in ("ready", "busy")
     assert "only two" in status["screen"]
 
-    assert pao("kill", "one")[0] == 0
+    code, out, err = pao("kill", "one", "--json")
+    assert (code, json.loads(out)["action"], json.loads(out)["agent"]["name"]) == (0, "kill", "one"), err
     assert [r.name for r in _registry(pao).list()] == ["two"]
     windows = pao.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split()
     assert windows == ["two"]
@@ -156,24 +158,33 @@ def test_checkpoint_pause_resume_and_resume_after_death(pao: Pao) -> None:
 
     code, out, _ = pao("checkpoint", "keep")
     saved = json.loads(open(out.strip()).read())
+    code, out, _ = pao("checkpoint", "keep", "--json")
+    result = json.loads(out)
+    assert (result["action"], result["agent"]["name"]) == ("checkpoint", "keep")
+    assert json.loads(open(result["checkpoint"]).read())["session_id"] == session
     assert saved["session_id"] == session
     assert saved["briefing_hash"] == _registry(pao).get("keep").briefing_hash
     assert "second message" in saved["screen"]
     assert saved["briefing"].startswith("# Context briefing: remember")
 
-    assert pao("pause", "keep")[0] == 0
+    code, out, _ = pao("pause", "keep", "--json")
+    paused = json.loads(out)
+    assert (code, paused["action"], paused["agent"]["state"]) == (0, "pause", "paused") and paused["checkpoint"]
     assert _registry(pao).get("keep").state == "paused"
     assert pao.tmux("list-windows", "-a").stdout == ""
     code, _, err = pao("send", "keep", "hello")
     assert code != 0 and "is paused" in err
 
     (folder / "CONTEXT_BRIEFING.md").unlink()  # resume restores it from the checkpoint
-    code, _, err = pao("resume", "keep")
+    code, out, err = pao("resume", "keep", "--json")
     assert code == 0, err
+    resumed = json.loads(out)
+    assert (resumed["action"], resumed["agent"]["state"]) == ("resume", "ready") and resumed["elapsed_ms"] > 0
     record = _registry(pao).get("keep")
     assert record.state == "ready" and record.session_id == session
     assert (folder / "CONTEXT_BRIEFING.md").read_text() == saved["briefing"]
-    assert pao("send", "keep", "after resume")[0] == 0
+    code, out, err = pao("send", "keep", "after resume", "--json")
+    assert (code, json.loads(out)["action"], json.loads(out)["agent"]["name"]) == (0, "send", "keep"), err
     assert {m["session"] for m in received(folder)} == {session}
 
     # the process dies behind pao's back: status says dead, resume relaunches it
@@ -196,7 +207,7 @@ def test_monitor_shows_states(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None
     assert pao("spawn", "x", "--folder", str(pao.folder("gone")), "--no-nudge")[0] == 0
     pao.tmux("kill-window", "-t", _registry(pao).get("gone").target.split(":")[1])
     code, out, _ = pao("monitor", "--json")
-    states = {a["name"]: a["observed"]["state"] for a in json.loads(out)}
+    states = {a["name"]: a["observed"]["state"] for a in json.loads(out)["agents"]}
     assert states == {"calm": "ready", "toiling": "busy", "gone": "dead"}
     code, out, _ = pao("monitor", "--once")
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:]}
@@ -245,7 +256,7 @@ def test_duplicate_name_and_dead_server(pao: Pao) -> None:
     assert code != 0
     assert err.strip() == "pao: agent 'dup' is not running (its terminal is gone); 'pao resume dup' restarts it"
     code, out, _ = pao("list", "--json")
-    assert json.loads(out)[0]["observed"]["state"] == "dead"
+    assert json.loads(out)["agents"][0]["observed"]["state"] == "dead"
     assert pao("kill", "dup")[0] == 0  # a dead server is no obstacle to forgetting the agent
     assert _registry(pao).list() == []
 

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from pao_core.lifecycle import Agents, Observation
 
 
+JSON_HELP = "print the result as one JSON object"
+
+
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     spawn = subparsers.add_parser("spawn", help="start a primed agent on TOPIC")
@@ -41,11 +44,13 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
     send.add_argument("name", metavar="NAME")
     send.add_argument("text", metavar="TEXT")
+    send.add_argument("--json", action="store_true", help=JSON_HELP)
     send.set_defaults(func=run_send)
 
     broadcast = subparsers.add_parser("broadcast", help="send TEXT to every running agent")
     broadcast.add_argument("text", metavar="TEXT")
     broadcast.add_argument("--only", metavar="NAMES", help="comma-separated agent names")
+    broadcast.add_argument("--json", action="store_true", help=JSON_HELP)
     broadcast.set_defaults(func=run_broadcast)
 
     for command, help_text, func in (
@@ -56,6 +61,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     ):
         parser = subparsers.add_parser(command, help=help_text)
         parser.add_argument("name", metavar="NAME")
+        parser.add_argument("--json", action="store_true", help=JSON_HELP)
         parser.set_defaults(func=func)
         if command == "kill":
             parser.add_argument(
@@ -124,7 +130,7 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
     agents = _agents(config)
     seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
     if args.json:
-        print_json([record_json(o.record, o) for o in seen])
+        print_json({"agents": [record_json(o.record, o) for o in seen]})
         return 0
     print_table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
     return 0
@@ -149,9 +155,19 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
+def _done(args: argparse.Namespace, action: str, message: str, record: Any = None, **extra: Any) -> None:
+    """An action's result: ``--json`` prints one object on stdout, otherwise one line on stderr."""
+
+    if args.json:
+        print_json({"action": action, **({"agent": record_json(record)} if record is not None else {}), **extra})
+    else:
+        _say(message)
+
+
 def run_send(args: argparse.Namespace, config: PaoConfig) -> int:
-    _agents(config).send(args.name, args.text)
-    _say(f"sent to {args.name}")
+    agents = _agents(config)
+    agents.send(args.name, args.text)
+    _done(args, "send", f"sent to {args.name}", agents.registry.get(args.name))
     return 0
 
 
@@ -163,9 +179,13 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
     outcome = agents.for_each(only, lambda name: agents.send(name, args.text))
     if not outcome:
         raise PaoError("no running agents to send to")
-    for name, error in outcome.items():
-        _say(f"{name}: {error}" if error else f"sent to {name}")
     failed = [name for name, error in outcome.items() if error]
+    if args.json:
+        results = {name: {"sent": error is None, "error": error} for name, error in outcome.items()}
+        _done(args, "broadcast", "", results=results, failed=failed)
+    else:
+        for name, error in outcome.items():
+            _say(f"{name}: {error}" if error else f"sent to {name}")
     if failed:
         raise PaoError(f"broadcast failed for {len(failed)} of {len(outcome)} agents: {', '.join(failed)}")
     return 0
@@ -173,26 +193,35 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
     record = _agents(config).kill(args.name, forget_only=args.forget)
-    _say(f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}")
+    message = f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}"
+    _done(args, "forget" if args.forget else "kill", message, record)
     return 0
 
 
 def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
     record = _agents(config).pause(args.name)
-    _say(f"paused {record.name} (checkpoint {record.extra.get('checkpoint')}); 'pao resume {record.name}' resumes it")
+    checkpoint = record.extra.get("checkpoint")
+    _done(args, "pause", f"paused {record.name} (checkpoint {checkpoint}); 'pao resume {record.name}' resumes it",
+          record, checkpoint=checkpoint)
     return 0
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
     started = time.monotonic()
     record = _agents(config).resume(args.name)
-    _say(f"resumed {record.name} in {record.target} ({(time.monotonic() - started) * 1000:.0f} ms)")
+    elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+    _done(args, "resume", f"resumed {record.name} in {record.target} ({elapsed_ms:.0f} ms)", record,
+          elapsed_ms=elapsed_ms)
     return 0
 
 
 def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
-    path = _agents(config).checkpoint(args.name)
-    print(path)
+    agents = _agents(config)
+    path = agents.checkpoint(args.name)
+    if args.json:
+        _done(args, "checkpoint", "", agents.registry.get(args.name), checkpoint=str(path))
+    else:
+        print(path)
     return 0
 
 
@@ -204,7 +233,7 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
         for observation in seen:
             agents.refresh(observation)
         if args.json:
-            print_json([record_json(o.record, o) for o in seen])
+            print_json({"agents": [record_json(o.record, o) for o in seen]})
             return 0
         if not args.once and sys.stdout.isatty():
             sys.stdout.write("\x1b[H\x1b[2J")

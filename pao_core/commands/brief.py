@@ -9,7 +9,7 @@ from typing import Any
 from pathlib import Path
 
 from pao_core.config import PaoConfig
-from pao_core.errors import ValidationError
+from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_core.models import Briefing
 from pao_core.output import print_json
@@ -103,7 +103,16 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
         for name, result in briefing.backends.items():
             if result.status != "ok":
                 print(f"pao: backend {name}: {result.status}: {strip_controls(result.error or '')}", file=sys.stderr)
+    if not any(result.status == "ok" for result in briefing.backends.values()):
+        raise PaoError(_no_answer(briefing))
     return 0
+
+
+def _no_answer(briefing: Briefing) -> str:
+    if not briefing.backends:
+        return "no memory store is configured: the briefing holds no memory (see 'pao doctor')"
+    failed = ", ".join(f"{name} ({result.status})" for name, result in briefing.backends.items())
+    return f"no memory store answered: {failed}; see 'pao doctor'"
 
 
 def _existing_folder(folder: str) -> str:

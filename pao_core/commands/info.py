@@ -18,6 +18,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
     config_parser = subparsers.add_parser("config", help="show the effective configuration (secrets masked)")
     config_parser.add_argument("--json", action="store_true", help="print JSON")
+    config_parser.add_argument("--path", action="store_true",
+                               help="print where the configuration file is read from (works with a broken file)")
     config_parser.set_defaults(func=show_config)
 
 
@@ -64,7 +66,17 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.config import config_path
 
+    if args.path:
+        path = config_path()
+        if args.json:
+            print_json({"path": str(path), "exists": path.exists(), "home": str(config.home)})
+        else:
+            print(path)
+        return 0
+    if args.config_error is not None:
+        raise args.config_error
     data = config.masked()
     if args.json:
         print_json(data)
@@ -72,6 +84,9 @@ def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
     for key, value in _flatten(data):
         print(f"{key} = {json.dumps(value, ensure_ascii=False)}")
     return 0
+
+
+show_config.tolerates_config_error = True  # type: ignore[attr-defined]
 
 
 def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:

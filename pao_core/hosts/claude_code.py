@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Mapping
 
 import attrs
 
+from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts import claude_trust
 from pao_core.hosts.claude_screens import ClaudeCodeScreens
@@ -144,6 +145,11 @@ class ClaudeCode(CliProfile):
 
 def profile(config: PaoConfig) -> ClaudeCode:
     return ClaudeCode(config.options("hosts", "claude-code", ClaudeCodeOptions))
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    return [ConfigTable("hosts", "claude-code", ClaudeCodeOptions, {"PAO_CLAUDE_COMMAND": "command"})]
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import attrs
 
+from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
@@ -164,6 +165,11 @@ SCREEN = RuleDetector(
     ),
 )
 """Codex's screens: the trust and sign-in dialogs, loading and working, the composer."""
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    return [ConfigTable("hosts", NAME, HostOptions, {"PAO_CODEX_COMMAND": "command"})]
 
 
 @hookimpl

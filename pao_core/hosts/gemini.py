@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import attrs
 
+from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
@@ -159,6 +160,11 @@ SCREEN = RuleDetector(
     ),
 )
 """Gemini CLI's screens: trust, sign-in and key dialogs, working, and the prompt once context is loaded."""
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    return [ConfigTable("hosts", NAME, HostOptions, {"PAO_GEMINI_COMMAND": "command"})]
 
 
 @hookimpl

@@ -8,11 +8,18 @@ from typing import TYPE_CHECKING
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
+    from pao_core.config import ConfigTable, PaoConfig
 
     from pao_historyworker.backend import HistoryBackend
 
 BACKEND_NAME = "history"
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    from pao_core.config import ConfigTable
+
+    return [ConfigTable("backends", BACKEND_NAME, "pao_historyworker.options:HistoryOptions", {"PAO_HISTORY_URL": "url"})]
 
 
 @hookimpl

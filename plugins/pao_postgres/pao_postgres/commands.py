@@ -23,6 +23,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     actions = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
     init = actions.add_parser("init", help="create the schema and its indexes (idempotent)")
+    init.add_argument("--json", action="store_true", help="print JSON")
     init.set_defaults(func=run_init)
 
     load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
@@ -57,9 +58,14 @@ def open_store(config: PaoConfig) -> LongtermStore:
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.cli import print_json
+
     store = open_store(config)
     store.init()
-    print(f"schema ready in {store.describe()}")
+    if args.json:
+        print_json({"store": store.describe(), "ready": True})
+    else:
+        print(f"schema ready in {store.describe()}")
     return 0
 
 
@@ -119,7 +125,7 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
 
     items = open_store(config).search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
     if args.json:
-        print_json([item_json(item) for item in items])
+        print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0
     for rank, item in enumerate(items, start=1):
         print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")

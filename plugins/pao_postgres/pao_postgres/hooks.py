@@ -8,10 +8,17 @@ from typing import TYPE_CHECKING
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
+    from pao_core.config import ConfigTable, PaoConfig
     from pao_postgres.backend import LongtermBackend
 
 BACKEND_NAME = "longterm"
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    from pao_core.config import ConfigTable
+
+    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions", {"PAO_POSTGRES_URL": "url"})]
 
 
 @hookimpl

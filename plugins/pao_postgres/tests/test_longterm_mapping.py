@@ -62,7 +62,7 @@ def test_existing_tables_under_other_names(longterm: Longterm) -> None:
         # SQLite needs its full-text index: init adds it (and fills it) beside the user's tables.
         assert longterm.pao("memory", "init")[0] == 0
 
-    found = longterm.pao_json("memory", "search", "replica rebuild when a node loses its disk")
+    found = longterm.pao_json("memory", "search", "replica rebuild when a node loses its disk")["items"]
     assert [item["id"] for item in found][:1] == ["obs:Longhorn#1"]
     assert found[0]["timestamp"].startswith("2025-04-01T10:00:00")
     assert found[0]["meta"] == {"entity": "Longhorn", "entity_type": "Software", "position": 1}

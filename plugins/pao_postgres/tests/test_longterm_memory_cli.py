@@ -34,7 +34,7 @@ def test_import_is_complete_ordered_and_idempotent(longterm: Longterm) -> None:
     assert stats["dialect"] == ("sqlite" if longterm.dialect == "sqlite" else "postgresql")
 
     entity = first_lines(EVAL_MEMORY)["TestFlight"]
-    found = longterm.pao_json("memory", "search", "TestFlight external testers Beta App Review", "--limit", "20")
+    found = longterm.pao_json("memory", "search", "TestFlight external testers Beta App Review", "--limit", "20")["items"]
     by_id = {item["id"]: item for item in found}
     for position, text in enumerate(entity["observations"]):
         if f"obs:TestFlight#{position}" in by_id:
@@ -69,12 +69,12 @@ def test_unrelated_topic_returns_nothing(longterm: Longterm) -> None:
 def test_modes_are_selectable(longterm: Longterm) -> None:
     longterm.pao("memory", "import", str(EVAL_MEMORY))
     topic = "fix pgloader cast rules and verify row counts for the MySQL to Postgres copy"
-    original = longterm.pao_json("memory", "search", topic, "--mode", "original")
-    ranked = longterm.pao_json("memory", "search", topic, "--mode", "ranked")
+    original = longterm.pao_json("memory", "search", topic, "--mode", "original")["items"]
+    ranked = longterm.pao_json("memory", "search", topic, "--mode", "ranked")["items"]
     assert original and ranked
     assert any("pgloader" in item["text"] for item in ranked[:3])
     longterm.configure('mode = "original"\n')
-    configured = longterm.pao_json("memory", "search", topic)
+    configured = longterm.pao_json("memory", "search", topic)["items"]
     assert [item["id"] for item in configured] == [item["id"] for item in original]
     code, _, err = longterm.pao("memory", "search", topic, "--mode", "fuzzy")
     assert code == 2 and "invalid choice" in err
@@ -85,7 +85,7 @@ def test_add_appends_to_an_entity(longterm: Longterm) -> None:
     assert made["id"] == "obs:pao#0" and made["meta"]["entity_type"] == "Project"
     second = longterm.pao_json("memory", "add", "pao", "a second observation about pao")
     assert second["id"] == "obs:pao#1"
-    found = longterm.pao_json("memory", "search", "longterm backend SQL")
+    found = longterm.pao_json("memory", "search", "longterm backend SQL")["items"]
     assert [item["id"] for item in found] == ["obs:pao#0"]
     code, _, err = longterm.pao("memory", "add", "pao", "   ")
     assert code == 2 and err.count("\n") == 1

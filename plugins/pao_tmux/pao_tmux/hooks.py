@@ -7,8 +7,15 @@ from typing import TYPE_CHECKING
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
+    from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import TerminalDriver
+
+
+@hookimpl
+def pao_config_tables() -> list[ConfigTable]:
+    from pao_core.config import ConfigTable
+
+    return [ConfigTable("terminals", "tmux", "pao_tmux.driver:TmuxOptions", {"PAO_TMUX_SOCKET": "socket"})]
 
 
 @hookimpl
