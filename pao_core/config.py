@@ -22,37 +22,11 @@ from typing import Any, Iterable, Mapping, TypeVar
 import attrs
 import cattrs
 
+from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
 from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
-
-PLUGIN_TABLES = ("backends", "terminals", "hosts")
-"""The top-level tables whose sub-tables belong to plugins."""
-
-
-@attrs.frozen
-class ConfigTable:
-    """A plugin's table ``[kind.name]``, returned by the ``pao_config_tables`` hook.
-
-    ``options`` is the attrs class the table is structured into, or ``"module:Class"``
-    (imported only when the table is present, so declaring costs nothing at start-up).
-    ``env`` maps an environment variable to the key of the table it overrides.
-    """
-
-    kind: str = attrs.field(validator=attrs.validators.in_(PLUGIN_TABLES))
-    name: str
-    options: type | str
-    env: Mapping[str, str] = attrs.field(factory=dict)
-
-    def options_class(self) -> type:
-        if isinstance(self.options, str):
-            import importlib
-
-            module, _, attr = self.options.partition(":")
-            return getattr(importlib.import_module(module), attr)
-        return self.options
-
 
 def positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
     """attrs validator: the value must be greater than zero."""

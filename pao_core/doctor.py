@@ -1,10 +1,10 @@
 """``pao doctor``'s checks: what the next spawn needs, each with a verdict, one line and a fix.
 
 Nothing here knows a particular backend, host or terminal: backends answer through
-``health(deadline)``, a test ``search`` and optionally ``local_files()``; hosts through
-``version()``, ``known_versions()``, ``consent_gaps()`` and optionally ``state_files()``;
-drivers through ``availability()``, optionally ``version()``, and ``is_alive(target)``
-for the agents in the registry. Every call that may block runs on a daemon thread
+``health(deadline)``, a test ``search`` and ``local_files()``; hosts through
+``version()``, ``known_versions()``, ``consent_gaps()`` and ``state_files()``; drivers
+through ``availability()``, ``version()`` and ``is_alive(target)`` for the agents in
+the registry (``pao_core.contracts`` gives the optional ones their defaults). Every call that may block runs on a daemon thread
 under a deadline, so a hung store or CLI costs its deadline and nothing more.
 """
 
@@ -82,10 +82,8 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     """The CLI found and its version known; the files its pre-seed edits parse; consent given."""
     needed = "fail" if default else "warn"
     use = "the default host" if default else f"needed only for --host {host.name}"
-    version_of = getattr(host, "version", None)
-    version = None
     try:
-        version = bounded(version_of, VERSION_TIMEOUT) if callable(version_of) else None
+        version = bounded(host.version, VERSION_TIMEOUT)
     except Exception:  # a CLI that cannot report its version is treated as not runnable
         version = None
     checks: list[Check] = []
@@ -93,7 +91,7 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
         fix = _host_install_hint(host)
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))
         return checks
-    known = tuple(getattr(host, "known_versions", lambda: ())())
+    known = tuple(host.known_versions())
     if not known or version in known:
         line = f"{host.name} {version} ({use}); pao knows its screens"
         checks.append(Check("host", host.name, "ok", line, data={"version": version, "known_versions": list(known)}))
@@ -101,7 +99,7 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
         line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version"
         fix = f"readiness detection may misread its screens; install one of {', '.join(known)} if a spawn hangs"
         checks.append(Check("host", host.name, "warn", line, fix, {"version": version, "known_versions": list(known)}))
-    for path, problem in getattr(host, "state_files", lambda: [])():
+    for path, problem in host.state_files():
         label = _tilde(path)
         if problem:
             checks.append(Check("host-file", f"{host.name}:{label}", needed, f"{label}: {problem}",
@@ -110,9 +108,7 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
             exists = os.path.exists(path)
             line = f"{label}: parses" if exists else f"{label}: not there yet (pao creates it)"
             checks.append(Check("host-file", f"{host.name}:{label}", "ok", line))
-    gaps_of = getattr(host, "consent_gaps", None)
-    gaps = gaps_of(environ) if callable(gaps_of) else []
-    for gap in gaps:
+    for gap in host.consent_gaps(environ):
         checks.append(Check("host-consent", host.name, needed, f"{host.name}: {gap}",
                             "do it once yourself; pao never answers for you"))
     return checks
@@ -153,13 +149,10 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
             fix = f"nothing, unless you use --terminal {driver.name}"
         line = f"{driver.name} ({use}): not available: {reason}"
         return Check("terminal", driver.name, "fail" if default else "warn", line, fix)
-    version_of = getattr(driver, "version", None)
-    version = None
-    if callable(version_of):
-        try:
-            version = bounded(version_of, VERSION_TIMEOUT)
-        except Exception:
-            version = None
+    try:
+        version = bounded(driver.version, VERSION_TIMEOUT)
+    except Exception:  # a version is only shown; its absence is no finding
+        version = None
     shown = f"{driver.name} {version}" if version else driver.name
     return Check("terminal", driver.name, "ok", f"{shown} ({use}): available", data={"version": version})
 
@@ -169,10 +162,10 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
 
 def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limit: int) -> list[Check]:
     """Reachable (health) with its latency, the item count of a test query, its embedded files."""
-    name = getattr(backend, "name", type(backend).__name__)
+    name = backend.name
     checks: list[Check] = []
     missing: list[str] = []
-    for path in getattr(backend, "local_files", lambda: [])():
+    for path in backend.local_files():
         label = _tilde(path)
         try:
             size = os.stat(path).st_size

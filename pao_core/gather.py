@@ -62,7 +62,7 @@ def gather(
     started = time.monotonic()
     pending: list[tuple[str, float, Future[Any]]] = []
     results: dict[str, BackendResult] = {}
-    named = [(getattr(backend, "name", None) or type(backend).__name__, backend) for backend in backends]
+    named = [(backend.name, backend) for backend in backends]
     counts = Counter(name for name, _ in named)
     for name, backend in named:
         if counts[name] > 1:

@@ -249,7 +249,7 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.registry.update(name, state="starting", target=target, pid=driver_pid(driver, target))
+        self.registry.update(name, state="starting", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
@@ -293,7 +293,7 @@ class Agents:
 
 
 def _first_named(objects: list[Any], name: str, what: str) -> Any:
-    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    """The object called ``name`` (``Plugins`` keeps one per name), or a one-line error."""
     for candidate in objects:
         if candidate.name == name:
             return candidate
@@ -310,12 +310,6 @@ def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]
         else:
             env[key] = value
     return env
-
-
-def driver_pid(driver: TerminalDriver, target: str) -> int | None:
-    """The agent's process id, from drivers that can tell (``pid(target)``, optional)."""
-    pid = getattr(driver, "pid", None)
-    return pid(target) if callable(pid) else None
 
 
 def _load_checkpoint(path: str | None) -> dict[str, Any] | None:

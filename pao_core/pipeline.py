@@ -16,7 +16,7 @@ from pao_core.files import atomic_write, ensure_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
-from pao_core.lifecycle import Agents, agent_environment, driver_pid, send_text
+from pao_core.lifecycle import Agents, agent_environment, send_text
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
 from pao_core.waiting import poll_until
@@ -116,7 +116,7 @@ def spawn(
         env = agent_environment(env, host_agent.environment(request))
         target = driver.spawn(request.name, request.folder, host_agent.command(request), env)
         record = agents.registry.update(
-            request.name, target=target, pid=driver_pid(driver, target), briefing_hash=briefing.content_hash
+            request.name, target=target, pid=driver.pid(target), briefing_hash=briefing.content_hash
         )
         clock.done("6 spawn", target)
         reader = agents.reader(request.host)
@@ -188,8 +188,7 @@ def validate(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
     )
     _check_command(host_agent, request, env)
-    gaps = getattr(host_agent, "consent_gaps", None)  # optional: what only the user may answer
-    missing = gaps(env) if callable(gaps) else []
+    missing = host_agent.consent_gaps(env)
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, ClassVar, Sequence
 
 import attrs
 
+from pao_core.contracts import BriefingSection
 from pao_core.fusion import text_date
 from pao_core.hookspecs import hookimpl
 from pao_core.sanitize import clean, clean_inline, inline_markdown, truncate
@@ -52,7 +53,7 @@ def _quoted(text: str, limit: int, prefix: str = "> - ") -> str:
 
 
 @attrs.frozen
-class TopicSection:
+class TopicSection(BriefingSection):
     key: str = "topic"
     title: str = "Task"
     order: int = 10
@@ -68,7 +69,7 @@ class TopicSection:
 
 
 @attrs.frozen
-class SelfPrimingSection:
+class SelfPrimingSection(BriefingSection):
     """What to do when memory had nothing on the topic: query it yourself."""
 
     key: str = "self-priming"
@@ -93,7 +94,7 @@ class SelfPrimingSection:
 
 
 @attrs.frozen
-class _GroupedSection:
+class _GroupedSection(BriefingSection):
     """Items of one sort (conversations or facts) in groups within a store: a heading, then each item quoted.
 
     Groups come in the order of their best item.
@@ -185,7 +186,7 @@ def _date(value: dt.datetime | None) -> str:
 
 
 @attrs.frozen
-class MoreSection:
+class MoreSection(BriefingSection):
     key: str = "more"
     title: str = "Asking memory for more"
     order: int = 90

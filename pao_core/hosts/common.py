@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import HostAgent
 from pao_core.errors import ConfigError, PaoError
 from pao_core.models import SpawnRequest, parse_timestamp
 
@@ -33,7 +34,7 @@ class HostOptions:
     env: dict[str, str] = attrs.field(factory=dict)
 
 
-class CliProfile:
+class CliProfile(HostAgent):
     """What every host profile does alike; a profile names its program, install hint and measured versions.
 
     Mixed into an attrs class whose ``options`` field is a :class:`HostOptions` (or a subclass).

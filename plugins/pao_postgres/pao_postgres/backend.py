@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import attrs
+from pao_core.contracts import MemoryBackend
 
 from pao_postgres.options import LongtermOptions
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 @attrs.define
-class LongtermBackend:
+class LongtermBackend(MemoryBackend):
     """Follows ``pao_core.contracts.MemoryBackend``: observations of the entity store."""
 
     name: str

@@ -58,7 +58,6 @@ def open_store(config: PaoConfig) -> LongtermStore:
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     store = open_store(config)
     store.init()
