@@ -88,6 +88,24 @@ class SpawnOptions:
     ready_timeout: float = attrs.field(default=45.0, validator=positive)
 
 
+NOTIFY_STATES = ("waiting", "blocked", "dead", "finished", "failed", "ready", "busy", "starting", "paused")
+
+
+def _known_states(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
+    unknown = [state for state in value if state not in NOTIFY_STATES]
+    if unknown:
+        raise ValueError(f"{attribute.name}: {', '.join(map(repr, unknown))} not among {', '.join(NOTIFY_STATES)}")
+
+
+@attrs.frozen
+class NotifyOptions:
+    """``[notify]``: desktop notifications when an agent enters one of ``states`` (off unless ``desktop = true``)."""
+
+    desktop: bool = False
+    states: tuple[str, ...] = attrs.field(default=("waiting", "blocked", "dead", "finished", "failed"),
+                                          validator=_known_states)
+
+
 @attrs.frozen
 class PaoConfig:
     """The effective configuration of one ``pao`` run."""
@@ -97,6 +115,7 @@ class PaoConfig:
     gather: GatherOptions = GatherOptions()
     briefing: BriefingOptions = BriefingOptions()
     spawn: SpawnOptions = SpawnOptions()
+    notify: NotifyOptions = NotifyOptions()
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     terminals: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)

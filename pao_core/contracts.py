@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import attrs
 
 if TYPE_CHECKING:
-    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, ScreenVerdict, SpawnRequest
+    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
 
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
@@ -63,6 +63,26 @@ class MemoryBackend(abc.ABC):
     def local_files(self) -> Sequence[Path]:
         """the embedded files the backend reads (``pao doctor`` shows them). Default: none."""
         return ()
+
+
+class WritableMemory(MemoryBackend):
+    """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``).
+
+    Read-only is the default: a backend that does not subclass this is never written to.
+    """
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
+        """Store ``observation`` about ``entity`` by ``deadline``, with its ``provenance`` (shown later
+        as ``meta["provenance"]``: ``agent``, ``session_id``, ``recorded_at``); a repeat of the same
+        observation returns the item already there, ``created`` false."""
+
+
+def writable(backends: Sequence[object]) -> list[WritableMemory]:
+    """The backends that can be written to, in their order."""
+    return [backend for backend in backends if isinstance(backend, WritableMemory)]
 
 
 class BriefingSection(abc.ABC):

@@ -165,3 +165,21 @@ def pao_agent_spawned(record: AgentRecord) -> None:
 
     :param record: the agent's registry record.
     """
+
+
+@hookspec
+def pao_agent_state_changed(record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
+    """Event: an agent's recorded state changed (say, ``busy`` to ``waiting``).
+
+    Called from the one place pao records an agent's state, after the registry was
+    written, once per change. States: ``starting``, ``ready``, ``busy``, ``waiting``
+    (for input), ``blocked`` (a dialog or permission prompt), ``dead`` (its process
+    ended), ``paused``, and any a state source adds (``finished``, ``failed``).
+    Exceptions are recorded and reported, never fatal. pao's own desktop notifier
+    (``[notify] desktop = true``) is one implementation.
+
+    :param record: the agent's registry record, as written.
+    :param old_state: the state recorded before.
+    :param new_state: the state recorded now (``record.state``).
+    :param source: what saw the change: ``spawn``, ``screen``, ``pause``, ``resume``, ``events``, ...
+    """

@@ -169,7 +169,18 @@ class Agents:
         record, state = observation.record, observation.state
         if state in ("unknown", record.state) or record.state == "paused":
             return record
-        return self.registry.update(record.name, state=state)
+        return self.set_state(record.name, state, source="screen")
+
+    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
+        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
+        old: list[str] = []
+        record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
+        if old and old[0] != record.state:
+            from pao_core.notify import register_notifier
+
+            register_notifier(self.plugins, self.config)
+            self.plugins.agent_state_changed(record, old[0], record.state, source)
+        return record
 
     # -- acting ------------------------------------------------------------------------
 
@@ -229,7 +240,7 @@ class Agents:
         record, driver = self.live(name)
         self.checkpoint(name)
         driver.kill(record.target)
-        return self.registry.update(name, state="paused", target="", pid=None)
+        return self.set_state(name, "paused", source="pause", target="", pid=None)
 
     def resume(self, name: str, *, timeout: float | None = None, environ: dict[str, str] | None = None) -> AgentRecord:
         """Relaunch a paused or dead agent with the host's resume command; wait until ready."""
@@ -249,13 +260,13 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.registry.update(name, state="starting", target=target, pid=driver.pid(target))
+        self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
-            self.registry.update(name, state="dead")
+            self.set_state(name, "dead", source="resume")
             raise
-        return self.registry.update(name, state="ready")
+        return self.set_state(name, "ready", source="resume")
 
     def _restore(self, record: AgentRecord, host: HostAgent) -> AgentRecord:
         """Bring back what the last checkpoint saved: the session id and a missing briefing file."""

@@ -58,6 +58,30 @@ class MemoryItem:
 
 
 @attrs.frozen
+class Provenance:
+    """Who wrote a memory item and when: a spawned agent's name and session (``remember``)."""
+
+    agent: str
+    session_id: str | None
+    recorded_at: dt.datetime | None
+
+    def describe(self) -> str:
+        """``agent api, session 1a2b3c4d, 2026-11-30``: how briefings and tools show it."""
+        session = f", session {self.session_id[:8]}" if self.session_id else ""
+        when = f", {self.recorded_at.date().isoformat()}" if self.recorded_at else ""
+        return f"agent {self.agent}{session}{when}"
+
+
+@attrs.frozen
+class Remembered:
+    """What ``remember`` stored: the item (with its provenance in ``meta``), or the one
+    already there when the observation was known (``created`` false)."""
+
+    item: MemoryItem
+    created: bool
+
+
+@attrs.frozen
 class BackendResult:
     """What one backend returned for one query, or why it returned nothing."""
 

@@ -132,7 +132,7 @@ def spawn(
         _abandon(agents, request.name, driver, target)
         raise
     session = _await_session(host_agent, record) if state == "busy" else host_agent.session_id(record)
-    record = agents.registry.update(request.name, state=state, session_id=session)
+    record = agents.set_state(request.name, state, source="spawn", session_id=session)
     plugins.agent_spawned(record)
     return Spawned(record, tuple(steps), briefing)
 

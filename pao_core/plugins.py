@@ -201,6 +201,9 @@ class Plugins:
     def agent_spawned(self, record: AgentRecord) -> None:
         self.manager.hook.pao_agent_spawned(record=record)
 
+    def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
+        self.call_each("pao_agent_state_changed", record=record, old_state=old_state, new_state=new_state, source=source)
+
     # -- machinery -----------------------------------------------------------------
 
     def record_failure(self, plugin: str, stage: str, exc: BaseException) -> None:

@@ -93,14 +93,20 @@ class Registry:
         self._edit(change)
         return chosen[0]
 
-    def update(self, name: str, **changes: Any) -> AgentRecord:
-        """Change fields of one record (``updated_at`` is set to now); returns the new record."""
+    def update(self, name: str, *, before: Callable[[AgentRecord], None] | None = None, **changes: Any) -> AgentRecord:
+        """Change fields of one record (``updated_at`` is set to now); returns the new record.
+
+        ``before`` is called with the record as it was, under the lock.
+        """
         updated: list[AgentRecord] = []
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
                 raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
-            record = attrs.evolve(self._structure(name, agents[name]), **changes, updated_at=_now())
+            previous = self._structure(name, agents[name])
+            if before is not None:
+                before(previous)
+            record = attrs.evolve(previous, **changes, updated_at=_now())
             agents[name] = converter.unstructure(record)
             updated.append(record)
 

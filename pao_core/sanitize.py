@@ -1,5 +1,9 @@
 """Memory text is untrusted data: make it inert before it reaches a briefing or a disk.
 
+Every way memory text leaves pao goes through this module: :func:`clean` for plain text
+(JSON, a terminal, a server's answer, an MCP tool), :func:`clean_item` for a whole
+``MemoryItem``, :func:`clean_inline` for markdown a CLI reads as a context file.
+
 Three steps, always in this order (``clean`` does all of them):
 
 1. :func:`strip_controls` removes terminal escape sequences (CSI, OSC, DCS...) and every
@@ -15,14 +19,23 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from pao_core.models import MemoryItem
 
 REDACTED = "[redacted]"
-_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?P<pw>[^@/\s]+)(?P<tail>@)", re.IGNORECASE)
+# The password runs to the last "@" before a space: people write passwords with "/" in URLs.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
+                           re.IGNORECASE)
 
 
-def mask_url(text: str) -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``***``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}***{m['tail']}", text)
+def mask_url(text: str, mask: str = "***") -> str:
+    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
 
 
 # ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/SOS/PM/APC strings (up to
@@ -41,46 +54,81 @@ _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ufeff]")
 _LINE_SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
-# Secrets with a recognisable shape, whatever surrounds them.
-_PEM = re.compile(
-    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
-    r"(?:.*?-----END \1-----|(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{8,})*(?:\.{2,3}|…)?)",
-    re.DOTALL,
-)
-_TOKEN_SHAPES = re.compile(
+SECRET_RULES = Path(__file__).with_name("secret_rules.toml")
+"""pao's secret rules (a table covering gitleaks v8.30.1's default rules; see docs/security.md)."""
+GITLEAKS_REFERENCE = "gitleaks v8.30.1 (config/gitleaks.toml)"
+
+# After a secret name (found by keyword): the rest of the identifier, maybe a few words,
+# an assignment operator and the value: NAME=value, NAME: value, "NAME": "value", NAME => value.
+_ASSIGNMENT_TAIL = re.compile(
     r"""
-    \bsk-(?:[a-z]+-)?[A-Za-z0-9_-]{16,}                    # OpenAI/Anthropic style sk-...
-    | \b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}               # Stripe secret/restricted keys
-    | \b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b    # AWS access key ids
-    | \bgh[pousr]_[A-Za-z0-9]{20,}                         # GitHub tokens
-    | \bgithub_pat_[A-Za-z0-9_]{20,}
-    | \bglpat-[A-Za-z0-9_-]{20,}                           # GitLab
-    | \bhf_[A-Za-z0-9]{20,}                                # Hugging Face
-    | \btskey-[A-Za-z0-9-]{16,}                            # Tailscale
-    | \bxox[abprse]-[A-Za-z0-9-]{10,}                      # Slack
-    | \bAIza[0-9A-Za-z_-]{30,}                             # Google API keys
-    | \b(?:AAAA[A-Za-z0-9_-]{5,}:)?APA91b[A-Za-z0-9_-]{20,}  # FCM legacy server keys
-    | \bnpm_[A-Za-z0-9]{30,}
-    | \beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}  # JWTs
+    [\w.-]*(?:[ \t]{1,20}[\w.-]{1,30}){0,3}?
+    (?P<sep>[ \t'"]{0,8}(?P<op>:{1,3}=|=>|\?=|\|\||[=:>,])[ \t'"`=]{0,20})
+    (?!\[redacted)
+    (?P<value>[^\s"'`,;)\]}]{4,})
     """,
     re.VERBOSE,
 )
-_BEARER = re.compile(r"\b(Bearer|Basic)(\s+)(?=[A-Za-z0-9._~+/=-]*\d)(?!\[redacted)[A-Za-z0-9._~+/=-]{12,}", re.IGNORECASE)
-# NAME=value, NAME: value, "NAME": "value" where NAME says it is secret.
-_ASSIGNMENT = re.compile(
-    r"""
-    (?P<name>[A-Za-z0-9_.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey
-        |access[_-]?key|auth[_-]?key|authkey|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_.-]*)
-    (?P<sep>["']?[ \t]*[:=][ \t]*["']?)
-    (?!\[redacted)
-    (?P<value>[^\s"',;`)\]}]{4,})
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
-_NOT_SECRET_NAMES = re.compile(r"(tokens|_count|_len|_limit|_ttl|_file|_path|_env|_name|_url)$", re.IGNORECASE)
+_STRONG_OPERATORS = frozenset(("=", ":", ":=", "::=", ":::=", "=>", "?="))
+_NOT_SECRET_NAMES = re.compile(r"(tokens|_count|_len|_limit|_ttl|_file|_path|_env|_name|_url|_type|_id_type)$",
+                               re.IGNORECASE)
 _NOT_SECRET_VALUES = frozenset(
     "true false yes no on off none null nil unset empty active enabled disabled required optional".split()
 )
+_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[_.-][A-Za-z]?[a-z]+)*|[\d.:/-]+|(?:https?://|\.{0,2}/|~/)\S*")
+
+
+@attrs.frozen
+class SecretRule:
+    id: str
+    keywords: frozenset[str]
+    pattern: re.Pattern[str]
+    covers: tuple[str, ...]
+
+    def redact(self, text: str) -> str:
+        return self.pattern.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        """The secret group (``secret``, ``secret2``...) that took part, else the whole match."""
+        group = next((name for name, value in match.groupdict().items() if value and name.startswith("secret")), None)
+        if group is None:
+            return REDACTED
+        start, end = match.start(group) - match.start(), match.end(group) - match.start()
+        return match[0][:start] + REDACTED + match[0][end:]
+
+
+@attrs.frozen
+class SecretRules:
+    """The table, read once: shapes, the assignment rule's names, one automaton over every keyword."""
+
+    shapes: tuple[SecretRule, ...]
+    strong: frozenset[str]
+    weak: frozenset[str]
+    keywords: tuple[str, ...]
+    automaton: Any
+
+    def hits(self, text: str) -> list[tuple[str, int]]:
+        """Every keyword occurrence (overlapping) in lower-cased ``text``, with its index."""
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a letter whose lower case is longer: keep indexes aligned
+            lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+        return [(self.keywords[k], start) for k, start, _end in
+                self.automaton.find_matches_as_indexes(lowered, overlapping=True)]
+
+
+@functools.cache
+def secret_rules() -> SecretRules:
+    # lazy: most pao commands never redact; Aho-Corasick finds all keywords in one pass, as gitleaks does
+    import tomllib
+
+    import ahocorasick_rs
+
+    table = tomllib.loads(SECRET_RULES.read_text(encoding="utf-8"))
+    shapes = tuple(SecretRule(rule["id"], frozenset(rule["keywords"]), re.compile(rule["regex"]), tuple(rule["covers"]))
+                   for rule in table["shape"])
+    strong, weak = frozenset(table["assignment"]["strong"]), frozenset(table["assignment"]["weak"])
+    keywords = tuple(sorted(strong | weak | {k for shape in shapes for k in shape.keywords}))
+    return SecretRules(shapes, strong, weak, keywords, ahocorasick_rs.AhoCorasick(keywords))
 
 
 def strip_controls(text: str) -> str:
@@ -91,35 +139,63 @@ def strip_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def _assignment(match: re.Match[str]) -> str:
-    name, value = match["name"], match["value"]
-    if (
-        _NOT_SECRET_NAMES.search(name)
-        or value.lower() in _NOT_SECRET_VALUES
-        or (value.isdigit() and len(value) < 8)
-        or value.startswith(("$", "<", "{"))
-    ):
-        # not a secret itself, but the value may hold one ("tokens: password=..."): look inside
-        return f"{name}{match['sep']}{_ASSIGNMENT.sub(_assignment, value)}"
-    return f"{name}{match['sep']}{REDACTED}"
+def _looks_secret(value: str) -> bool:
+    """A value worth hiding even after a vague name: long, not a word, date, version, path or URL."""
+    return len(value) >= 8 and (value.isdigit() or not _WORDS.fullmatch(value))
 
 
-# Cheap tests that let most text skip the expensive patterns.
-_MAYBE_ASSIGNMENT = re.compile(r"(?:pass|pwd|secret|token|key|credential)\w*[\"']?[ \t]*[:=]", re.IGNORECASE)
-_MAYBE_BEARER = re.compile(r"bearer|basic", re.IGNORECASE)
+def _is_secret_assignment(name: str, match: re.Match[str], strong_name: bool) -> bool:
+    value = match["value"]
+    if _NOT_SECRET_NAMES.search(name.split()[-1]) or value.lower() in _NOT_SECRET_VALUES:
+        return False
+    if strong_name and (match["op"] in _STRONG_OPERATORS or _looks_secret(value)):
+        return not (value.isdigit() and len(value) < 8) and not value.startswith(("$", "<", "{"))
+    return _looks_secret(value)
+
+
+def _redact_assignments(text: str, hits: list[tuple[str, int]], rules: SecretRules) -> str:
+    """Values assigned to a secret name replaced (``tokens: password=...`` included).
+
+    Anchored on the name keywords the automaton found rather than trying an identifier at
+    every position: the briefing path redacts many items.
+    """
+    starts: dict[int, bool] = {}
+    for keyword, start in hits:
+        if keyword in rules.strong or keyword in rules.weak:
+            starts[start] = starts.get(start, False) or keyword in rules.strong
+    out, position = [], 0
+    for start in sorted(starts):
+        if start < position:
+            continue
+        match = _ASSIGNMENT_TAIL.match(text, start)
+        if match is None:
+            continue
+        head = start
+        while head > 0 and (text[head - 1].isalnum() or text[head - 1] in "_.-"):
+            head -= 1
+        if _is_secret_assignment(text[head:match.start("sep")], match, starts[start]):
+            out.append(text[position:match.start("value")] + REDACTED)
+            position = match.end("value")
+    return "".join(out) + text[position:]
 
 
 def redact_secrets(text: str) -> str:
-    """Replace every secret-shaped substring with ``[redacted]``."""
-    if "-----BEGIN" in text:
-        text = _PEM.sub(f"{REDACTED} private key", text)
-    text = _TOKEN_SHAPES.sub(REDACTED, text)
-    if _MAYBE_BEARER.search(text):
-        text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
-    if _MAYBE_ASSIGNMENT.search(text):
-        text = _ASSIGNMENT.sub(_assignment, text)
+    """Replace every secret-shaped substring with ``[redacted]`` (pao's one redaction).
+
+    Shaped tokens first (a rule runs only when one of its keywords occurs), then values
+    assigned to secret names, then URL passwords.
+    """
+    rules = secret_rules()
+    hits = rules.hits(text)
+    found = {keyword for keyword, _start in hits}
+    original = text
+    for shape in rules.shapes:
+        if not shape.keywords or not found.isdisjoint(shape.keywords):
+            text = shape.redact(text)
+    if found.intersection(rules.strong) or found.intersection(rules.weak):
+        text = _redact_assignments(text, hits if text == original else rules.hits(text), rules)
     if "://" in text:
-        text = mask_url(text).replace(":***@", f":{REDACTED}@")
+        text = mask_url(text, REDACTED)
     return text
 
 
@@ -157,6 +233,11 @@ def neutralise_imports(text: str) -> str:
 def clean(text: str) -> str:
     """Controls stripped, secrets redacted: safe to keep as plain text (not yet markdown)."""
     return redact_secrets(strip_controls(text))
+
+
+def clean_item(item: MemoryItem) -> MemoryItem:
+    """``item`` with its title and text :func:`clean`: what every output of memory items shows."""
+    return attrs.evolve(item, title=clean(item.title), text=clean(item.text))
 
 
 def clean_inline(text: str) -> str:

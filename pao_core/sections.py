@@ -4,7 +4,7 @@
 * ``self-priming``: only when memory returned nothing, which tools to query instead;
 * ``facts``: longterm facts grouped by entity, each with its date;
 * ``conversations``: related past conversations with project, session and date;
-* ``more``: how to ask memory for more.
+* ``more``: how to ask memory for more (pao's MCP tools) and how to write back.
 
 Every memory line is sanitised (controls stripped, secrets redacted, markdown made
 inert) and quoted with ``>``: the header tells the agent quoted lines are data.
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 import attrs
 
 from pao_core.contracts import BriefingSection
 from pao_core.fusion import text_date
 from pao_core.hookspecs import hookimpl
+from pao_core.models import Provenance, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, inline_markdown, truncate
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class SelfPrimingSection(BriefingSection):
                 f"None of the memory stores ({stores}) returned anything relevant to this topic. "
                 "Before you start, look for context yourself:",
                 "",
-                '- `pao brief "<narrower words or a proper noun>" --json` searches every memory store again;',
+                f"- {SEARCH_TOOL} with narrower words or a proper noun searches every memory store again;",
                 "- if you have MCP memory tools (`search_nodes`, `open_nodes`), search them for the project's "
                 "names and the libraries involved;",
                 "- read the folder's README, recent `git log`, and any notes files before changing anything.",
@@ -148,7 +149,12 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
     """A date the text states is shown by the text itself; otherwise the group heading's
     store date covers it (``shared``), or the item says what is known."""
     marks = []
-    if text_date(item.text) is None and not shared:
+    provenance = item.meta.get("provenance")
+    if isinstance(provenance, Mapping) and provenance.get("agent"):
+        recorded = parse_timestamp(provenance.get("recorded_at"))
+        who = Provenance(str(provenance["agent"]), provenance.get("session_id"), recorded).describe()
+        marks.append(f"remembered by {clean_inline(who)}")
+    elif text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
     if item.fusion.get("earlier"):
         marks.append(f"earlier: superseded by the {item.fusion.get('superseded_on', 'newer')} item above")
@@ -185,6 +191,10 @@ def _date(value: dt.datetime | None) -> str:
     return value.date().isoformat() if value else "undated"
 
 
+SEARCH_TOOL = "the `search_memory` tool of the `pao` MCP server (`mcp__pao__search_memory` in Claude Code)"
+REMEMBER_TOOL = "`remember` (`mcp__pao__remember`)"
+
+
 @attrs.frozen
 class MoreSection(BriefingSection):
     key: str = "more"
@@ -195,8 +205,9 @@ class MoreSection(BriefingSection):
         if not context.items:
             return None
         return (
-            '`pao brief "<other words>" --json` searches every memory store again '
-            f"({_names(context)}) and shows each item's id, score and date."
+            f"{SEARCH_TOOL[0].upper()}{SEARCH_TOOL[1:]} searches every memory store again ({_names(context)}) "
+            f"with other words and shows each item's source and date. {REMEMBER_TOOL} stores a fact you "
+            "learned for the agents after you, with your name and session."
         )
 
 

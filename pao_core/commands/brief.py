@@ -21,6 +21,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     parser.add_argument("topic", metavar="TOPIC", help="what the agent will work on, in plain words")
     parser.add_argument("--folder", action="append", default=[], metavar="DIR", help="the agent's folder")
     parser.add_argument("--json", action="store_true", help="print JSON (markdown, items, backends, elapsed_ms)")
+    parser.add_argument("--raw-unredacted", action="store_true",
+                        help="with --json: items' text as stored, secrets NOT redacted (never give this to an agent)")
     parser.add_argument(
         "--write", action="store_true",
         help="deliver it: write CONTEXT_BRIEFING.md and the CLAUDE.md import block into each --folder",
@@ -28,16 +30,22 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     parser.set_defaults(func=run_brief)
 
 
-def briefing_json(briefing: Briefing) -> dict[str, Any]:
-    """The public ``pao brief --json`` shape: extend it, never break it."""
+def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[str, Any]:
+    """The public ``pao brief --json`` shape: extend it, never break it.
+
+    Items' title and text are redacted (:func:`pao_core.sanitize.clean`) unless ``raw_unredacted``.
+    """
+    from pao_core.sanitize import clean
+
+    shown = (lambda text: text) if raw_unredacted else clean
     return {
         "markdown": briefing.markdown,
         "items": [
             {
                 "backend": item.backend,
                 "id": item.id,
-                "title": item.title,
-                "text": item.text,
+                "title": shown(item.title),
+                "text": shown(item.text),
                 "timestamp": item.timestamp.isoformat() if item.timestamp else None,
                 "score": item.score,
                 "rank": item.rank,
@@ -82,7 +90,7 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     briefing = brief(args.topic, folders=folders, config=config, plugins=plugins)
     deliveries = [deliver(briefing, folder, config=config, plugins=plugins) for folder in folders] if args.write else []
     if args.json:
-        data = briefing_json(briefing)
+        data = briefing_json(briefing, raw_unredacted=args.raw_unredacted)
         if args.write:
             data["delivered"] = [
                 {

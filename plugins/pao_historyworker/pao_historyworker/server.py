@@ -193,8 +193,10 @@ class HistoryHandler(BaseHTTPRequestHandler):
             raise RequestFailed(wire.INVALID_PARAMS, "query must be a non-empty string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= wire.MAX_LIMIT:
             raise RequestFailed(wire.INVALID_PARAMS, f"limit must be an integer from 1 to {wire.MAX_LIMIT}")
+        from pao_core.sanitize import clean_item
+
         items = search(self.server.connection(), query, limit, Tuning(semantic=self.server.semantic))
-        return {"items": [wire.item_to_wire(item) for item in items]}
+        return {"items": [wire.item_to_wire(clean_item(item)) for item in items]}
 
     def _stats(self) -> dict[str, Any]:
         from pao_historyworker.index import stats

@@ -6,17 +6,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import attrs
-from pao_core.contracts import MemoryBackend
+from pao_core.contracts import WritableMemory
 
 from pao_postgres.options import LongtermOptions
 
 if TYPE_CHECKING:
-    from pao_core.models import MemoryItem
+    from pao_core.models import MemoryItem, Provenance, Remembered
     from pao_postgres.store import LongtermStore
 
 
 @attrs.define
-class LongtermBackend(MemoryBackend):
+class LongtermBackend(WritableMemory):
     """Follows ``pao_core.contracts.MemoryBackend``: observations of the entity store."""
 
     name: str
@@ -33,13 +33,23 @@ class LongtermBackend(MemoryBackend):
         return self._store
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
+        from pao_postgres.provenance import attach_embedded, attach_server
         from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
         if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
             items = search_embedded(self.options, self.home, query, limit, deadline)
         else:
             items = self.store.search(query, limit, deadline)
+        if self.options.url.strip():
+            items = attach_server(self.store, items, deadline)
+        else:
+            items = attach_embedded(self.options, self.options.sqlite_file(self.home), items, deadline)
         return [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
+
+    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
+        """Follows ``pao_core.contracts.WritableMemory``: one observation with its provenance."""
+        remembered = self.store.remember(entity, observation, provenance, deadline)
+        return attrs.evolve(remembered, item=attrs.evolve(remembered.item, backend=self.name))
 
     def local_files(self) -> list[Path]:
         """The embedded store's file (none when the store is a PostgreSQL server), for ``pao doctor``."""

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 from pao_core.output import print_json
 
 from pao_postgres.options import MODES, LongtermOptions
@@ -47,6 +48,8 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--mode", choices=MODES, help="override the configured mode")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--raw-unredacted", action="store_true",
+                        help="show text as stored, secrets NOT redacted (never give this to an agent)")
     search.set_defaults(func=run_search)
 
 
@@ -122,7 +125,13 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
 
+    from pao_core.sanitize import clean_item, strip_controls
+
     items = open_store(config).search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
+    if not args.raw_unredacted:
+        items = [clean_item(item) for item in items]
+    elif not args.json:  # raw, yet never an escape sequence to the terminal
+        items = [attrs.evolve(item, text=strip_controls(item.text)) for item in items]
     if args.json:
         print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0

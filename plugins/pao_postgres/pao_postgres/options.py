@@ -98,3 +98,8 @@ class LongtermOptions:
     def fts_table(self) -> str:
         """SQLite: the FTS5 table indexing observation content and entity name."""
         return f"{self.observations.table}_fts"
+
+    @property
+    def provenance_table(self) -> str:
+        """pao's own table: which agent and session ``remember``-ed an observation."""
+        return f"{self.observations.table}_provenance"

@@ -1,7 +1,8 @@
 """The knowledge-graph schema (SQLAlchemy Core), with the configured table and column names.
 
 Entities, their ordered observations and the relations between entities: the
-model of the MCP reference memory server. On PostgreSQL the observation table gets
+model of the MCP reference memory server. pao's own addition, ``<observations>_provenance``,
+says which agent and session wrote an observation (``remember``), and when. On PostgreSQL the observation table gets
 a stored generated tsvector column with a GIN index and a pg_trgm GIN index for the
 ILIKE path; on SQLite an FTS5 table kept in step by triggers.
 """
@@ -17,12 +18,13 @@ from pao_postgres.options import LongtermOptions
 
 @attrs.frozen
 class Tables:
-    """The three tables, plus the names the dialect-specific DDL needs."""
+    """The three tables and pao's provenance table, plus the names the dialect-specific DDL needs."""
 
     metadata: sa.MetaData
     entities: sa.Table
     observations: sa.Table
     relations: sa.Table
+    provenance: sa.Table
     options: LongtermOptions
 
     @property
@@ -78,7 +80,15 @@ def build_tables(options: LongtermOptions, dialect: str) -> Tables:
     relations.append_constraint(
         sa.UniqueConstraint(relations.c.from_entity_id, relations.c.to_entity_id, relations.c.relation_type, name=f"{rel.table}_edge_key")
     )
-    tables = Tables(metadata, entities, observations, relations, options)
+    provenance = sa.Table(
+        options.provenance_table,
+        metadata,
+        sa.Column("observation_id", sa.Integer, sa.ForeignKey(observations.c.id, ondelete="CASCADE"), primary_key=True),
+        sa.Column("agent", sa.Text, nullable=False),
+        sa.Column("session_id", sa.Text),
+        sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    tables = Tables(metadata, entities, observations, relations, provenance, options)
     if dialect == "postgresql":
         _postgres_indexes(tables)
     return tables

@@ -9,13 +9,15 @@ from typing import Any, Sequence
 
 import attrs
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
-from pao_core.models import MemoryItem
+from pao_core.models import MemoryItem, Provenance, Remembered
 from pao_postgres.items import as_utc, make_item
 from pao_postgres import engine as engines
 from pao_postgres.engine import LongtermError, transaction
 from pao_postgres.mcpfile import MemoryFile
 from pao_postgres.options import LongtermOptions
+from pao_postgres.provenance import same_observation, with_provenance
 from pao_postgres.schema import Tables, build_tables, create_schema
 
 
@@ -34,6 +36,7 @@ class LongtermStore:
     home: Path
     _tables: Tables | None = attrs.field(default=None, init=False, repr=False)
     _url: sa.URL | None = attrs.field(default=None, init=False, repr=False)
+    _schema_ready: bool = attrs.field(default=False, init=False, repr=False)
 
     @property
     def is_sqlite(self) -> bool:
@@ -65,10 +68,10 @@ class LongtermStore:
         """False only for an embedded store that was never written."""
         return not self.is_sqlite or self.sqlite_file.exists()
 
-    def _write(self) -> Any:
+    def _write(self, deadline: float | None = None) -> Any:
         if self.is_sqlite:
             self.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
-        return transaction(self.engine(), time.monotonic() + engines.WRITE_DEADLINE, write=True)
+        return transaction(self.engine(), deadline or time.monotonic() + engines.WRITE_DEADLINE, write=True)
 
     # -- writes --------------------------------------------------------------------
 
@@ -115,8 +118,11 @@ class LongtermStore:
             ids.update({name: entity_id for name, entity_id in connection.execute(query)})
         missing = [name for name in wanted if name not in ids]
         if missing:
+            # A concurrent writer may add the same name first: keep its row, not an error.
+            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
             connection.execute(
-                sa.insert(entities), [{"name": name, "entity_type": types.get(name, "")} for name in missing]
+                dialect.insert(entities).on_conflict_do_nothing(),
+                [{"name": name, "entity_type": types.get(name, "")} for name in missing],
             )
             for chunk in _chunks(missing):
                 query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
@@ -157,22 +163,66 @@ class LongtermStore:
     def add(self, entity: str, text: str, entity_type: str = "") -> MemoryItem:
         """Append one observation to ``entity`` (created when new); return it as an item."""
         stamp = dt.datetime.now(dt.timezone.utc)
-        entities, obs = self.tables.entities, self.tables.observations
         with self._write() as connection:
-            create_schema(connection, self.tables)
-            ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})
-            entity_id = ids[entity]
-            lock = sa.select(entities.c.id).where(entities.c.id == entity_id)
-            if not self.is_sqlite:
-                connection.execute(lock.with_for_update())  # serialise concurrent adds to one entity
-            last = connection.execute(sa.select(sa.func.max(obs.c.position)).where(obs.c.entity_id == entity_id))
-            position = (last.scalar() if last is not None else None)
-            position = 0 if position is None else position + 1
-            connection.execute(
-                sa.insert(obs), {"entity_id": entity_id, "content": text, "position": position, "created_at": stamp}
+            entity_id, kind = self._entity_for_append(connection, entity, entity_type)
+            _, position = self._append(connection, entity_id, text, stamp)
+        return make_item(entity, kind, text, position, stamp, 0.0)
+
+    def remember(self, entity: str, text: str, provenance: Provenance, deadline: float | None = None) -> Remembered:
+        """Append ``text`` to ``entity`` with its provenance, unless the entity already has
+        that observation (same words, case and spacing aside): then return that one."""
+        obs, prov = self.tables.observations, self.tables.provenance
+        with self._write(deadline) as connection:
+            entity_id, kind = self._entity_for_append(connection, entity, "")
+            wanted = same_observation(text)
+            known = connection.execute(
+                sa.select(obs.c.id, obs.c.content, obs.c.position, obs.c.created_at).where(obs.c.entity_id == entity_id)
             )
-            kind = connection.execute(sa.select(entities.c.entity_type).where(entities.c.id == entity_id)).scalar()
-        return make_item(entity, kind or "", text, position, stamp, 0.0)
+            for row in known:
+                if same_observation(row.content) == wanted:
+                    earlier = connection.execute(sa.select(prov).where(prov.c.observation_id == row.id)).first()
+                    item = make_item(entity, kind, row.content, row.position, row.created_at, 0.0)
+                    return Remembered(with_provenance(item, earlier), created=False)
+            observation_id, position = self._append(connection, entity_id, text, provenance.recorded_at)
+            connection.execute(
+                sa.insert(prov),
+                {
+                    "observation_id": observation_id,
+                    "agent": provenance.agent,
+                    "session_id": provenance.session_id,
+                    "recorded_at": provenance.recorded_at,
+                },
+            )
+        item = make_item(entity, kind, text, position, provenance.recorded_at, 0.0)
+        return Remembered(with_provenance(item, provenance), created=True)
+
+    def _entity_for_append(self, connection: sa.Connection, entity: str, entity_type: str) -> tuple[int, str]:
+        """The entity's id (created when new) and type, locked against concurrent appends."""
+        entities = self.tables.entities
+        if not self._schema_ready:
+            # Once per process, and DDL only when pao's newest table is missing: DDL on a store
+            # in use would take table locks against other agents' writes.
+            provenance = self.tables.provenance
+            if not sa.inspect(connection).has_table(provenance.name, schema=provenance.schema):
+                create_schema(connection, self.tables)
+            self._schema_ready = True
+        ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})
+        lock = sa.select(entities.c.id).where(entities.c.id == ids[entity])
+        if not self.is_sqlite:
+            connection.execute(lock.with_for_update())  # serialise concurrent adds to one entity
+        kind = connection.execute(sa.select(entities.c.entity_type).where(entities.c.id == ids[entity])).scalar()
+        return ids[entity], kind or ""
+
+    def _append(self, connection: sa.Connection, entity_id: int, text: str, stamp: dt.datetime) -> tuple[int, int]:
+        """Insert ``text`` after the entity's last observation; its id and position."""
+        obs = self.tables.observations
+        last = connection.execute(sa.select(sa.func.max(obs.c.position)).where(obs.c.entity_id == entity_id)).scalar()
+        position = 0 if last is None else last + 1
+        inserted = connection.execute(
+            sa.insert(obs).returning(obs.c.id),
+            {"entity_id": entity_id, "content": text, "position": position, "created_at": stamp},
+        )
+        return inserted.scalar_one(), position
 
     # -- reads ---------------------------------------------------------------------
 

@@ -1,0 +1,143 @@
+"""``pao mcp``: the memory tools over MCP's stdio transport, with the official ``mcp`` SDK.
+
+The SDK does the protocol (the ``initialize`` handshake and its version negotiation,
+JSON-RPC framing, ``tools/list``, ``ping``, cancellation); this module declares the
+tools with their JSON Schemas and annotations, validates each call's arguments
+against its schema, and turns failures into MCP errors: an unknown tool is a
+protocol error (invalid params), while bad arguments and a store's failure are tool
+results with ``isError`` set, which the model reads and can correct.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import jsonschema
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from pao_core.errors import PaoError
+from pao_mcp.tools import DESCRIPTIONS, SCHEMAS, MemoryTools
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+SERVER_NAME = "pao"
+MAX_ARGUMENTS_BYTES = 16_000
+"""A call's arguments, as JSON, at most this long (each field has its own maxLength too)."""
+MAX_MESSAGE_BYTES = 1_000_000
+"""A JSON-RPC message on stdin at most this long: a longer line is skipped, unparsed, and answered as invalid."""
+
+_ANNOTATIONS = {
+    "search_memory": types.ToolAnnotations(title="Search memory", read_only_hint=True, open_world_hint=False),
+    "remember": types.ToolAnnotations(
+        title="Remember a fact", read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+    "memory_status": types.ToolAnnotations(title="Memory status", read_only_hint=True, open_world_hint=False),
+}
+_VALIDATORS = {name: jsonschema.Draft202012Validator(schema) for name, schema in SCHEMAS.items()}
+
+
+def tool_list() -> list[types.Tool]:
+    return [
+        types.Tool(name=name, description=DESCRIPTIONS[name], input_schema=schema, annotations=_ANNOTATIONS[name])
+        for name, schema in SCHEMAS.items()
+    ]
+
+
+def _failure(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def argument_problem(name: str, arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` do not fit tool ``name``'s schema and size bound, or ``None``."""
+    size = len(json.dumps(arguments, ensure_ascii=False))
+    if size > MAX_ARGUMENTS_BYTES:
+        return f"arguments too large ({size} characters; at most {MAX_ARGUMENTS_BYTES})"
+    error = jsonschema.exceptions.best_match(_VALIDATORS[name].iter_errors(arguments))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+    bound = error.validator_value
+    said = {
+        "maxLength": f"longer than {bound} characters",
+        "minLength": f"shorter than {bound} characters",
+        "maximum": f"more than {bound}",
+        "minimum": f"less than {bound}",
+    }.get(str(error.validator), error.message)  # the value itself is not repeated back at length
+    return f"invalid {where}: {said[:300]}"
+
+
+def build_server(tools: MemoryTools) -> Server:
+    async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tool_list())
+
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in SCHEMAS:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool: {params.name[:100]!r}")
+        arguments = dict(params.arguments or {})
+        problem = argument_problem(params.name, arguments)
+        if problem:
+            return _failure(f"{params.name}: {problem}")
+        try:
+            # the stores block (sockets, SQLite): off the event loop, so pings and cancellations get through
+            answer = await anyio.to_thread.run_sync(tools.call, params.name, arguments, abandon_on_cancel=True)
+        except PaoError as exc:
+            return _failure(f"{params.name}: {exc}")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=answer.text)], structured_content=dict(answer.data)
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=_version(),
+        instructions=(
+            "The user's memory: search_memory finds what they and earlier agents learned (with source and date); "
+            "remember stores a fact for later agents, with your name and session."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+class BoundedLines:
+    """stdin as UTF-8 lines of at most ``limit`` bytes; a longer line is read to its end
+    and dropped, and what is handed on in its place fails JSON-RPC parsing."""
+
+    def __init__(self, binary: Any, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self._binary, self._limit = binary, limit
+
+    def readline(self) -> str:
+        line = self._binary.readline(self._limit + 1)
+        if len(line) > self._limit and not line.endswith(b"\n"):
+            while (rest := self._binary.readline(65536)) and not rest.endswith(b"\n"):
+                pass
+            return "oversized message\n"
+        return line.decode("utf-8", errors="replace")
+
+
+def serve(tools: MemoryTools) -> None:
+    """Serve on stdin/stdout until the client closes them."""
+    import sys
+
+    server = build_server(tools)
+    stdin = anyio.wrap_file(BoundedLines(sys.stdin.buffer))  # type: ignore[arg-type]
+
+    async def run() -> None:
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pao-mcp")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,140 @@
+"""`pao mcp` as a real subprocess: the official MCP SDK's client lists and calls the tools,
+and raw JSON-RPC checks what a client library would hide (version negotiation, bounds)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.fixture
+def pao_env(tmp_path: Path) -> dict[str, str]:
+    """A private PAO_HOME and an empty config; the longterm store holds one user note with a secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAO_")}
+    (tmp_path / "config.toml").write_text("")
+    env |= {"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml"), "HOME": str(tmp_path)}
+    note = f"the deploy token for driftnote CI is {SECRET} \x1b[31mred\x1b[0m"
+    subprocess.run([sys.executable, "-m", "pao_core", "memory", "add", "driftnote", note], env=env, check=True,
+                   capture_output=True)
+    return env
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coroutine, 60))
+
+
+def server(env: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "pao_core", "mcp", *args], env=env)
+
+
+def test_sdk_client_lists_the_three_tools_and_calls_each(pao_env: dict[str, str]) -> None:
+    async def session() -> dict[str, Any]:
+        async with Client(server(pao_env, "--agent", "api-2", "--session-id", "5f0c2a9e-aaaa")) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            remembered = await client.call_tool(
+                "remember", {"entity": "driftnote", "observation": "notarize.sh must sign the XPC services inside-out"}
+            )
+            again = await client.call_tool(
+                "remember", {"entity": "driftnote", "observation": "Notarize.sh must sign the XPC services inside-out"}
+            )
+            found = await client.call_tool("search_memory", {"query": "driftnote notarize XPC services deploy", "limit": 5})
+            status = await client.call_tool("memory_status", {})
+            return {"tools": tools, "remembered": remembered, "again": again, "found": found, "status": status}
+
+    out = run(session())
+    tools = out["tools"]
+    assert set(tools) == {"search_memory", "remember", "memory_status"}
+    assert tools["search_memory"].input_schema["required"] == ["query"]
+    assert tools["search_memory"].input_schema["properties"]["query"]["maxLength"] == 1000
+    assert tools["remember"].input_schema["required"] == ["entity", "observation"]
+    assert tools["remember"].annotations.read_only_hint is False and tools["search_memory"].annotations.read_only_hint
+
+    remembered = out["remembered"]
+    assert not remembered.is_error and remembered.structured_content["created"] is True
+    assert "Remembered: [longterm] driftnote · remembered by agent api-2, session 5f0c2a9e" in remembered.content[0].text
+    assert out["again"].structured_content["created"] is False
+
+    found = out["found"]
+    assert not found.is_error
+    items = {item["id"]: item for item in found.structured_content["items"]}
+    fact = items["obs:driftnote#1"]
+    assert fact["source"] == "longterm" and fact["provenance"]["agent"] == "api-2"
+    assert fact["provenance"]["session_id"] == "5f0c2a9e-aaaa" and fact["date"]
+    note = items["obs:driftnote#0"]
+    assert SECRET not in json.dumps(found.structured_content) and SECRET not in found.content[0].text
+    assert "[redacted]" in note["text"] and "\x1b" not in note["text"]
+    assert found.structured_content["stores"]["longterm"]["status"] == "ok"
+
+    status = out["status"].structured_content
+    longterm = next(store for store in status["stores"] if store["name"] == "longterm")
+    assert longterm["answers"] and longterm["writable"] and status["remember_to"] == "longterm"
+    assert any("2 observations of 1 entities" in line for line in longterm["lines"])
+
+
+def test_errors_are_mcp_errors(pao_env: dict[str, str]) -> None:
+    async def session() -> dict[str, Any]:
+        async with Client(server(pao_env)) as client:
+            results = {
+                "long": await client.call_tool("search_memory", {"query": "x" * 1001}),
+                "extra": await client.call_tool("remember", {"entity": "a", "observation": "b", "rm": "-rf"}),
+                "limit": await client.call_tool("search_memory", {"query": "deploy", "limit": 500}),
+                "control": await client.call_tool("remember", {"entity": "a\x07b", "observation": "c"}),
+                "blank": await client.call_tool("remember", {"entity": "  ", "observation": "c"}),
+            }
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("delete_memory", {})
+            results["unknown"] = unknown.value
+            results["after"] = await client.call_tool("search_memory", {"query": "deploy token"})
+            return results
+
+    out = run(session())
+    for key in ("long", "extra", "limit", "control", "blank"):
+        assert out[key].is_error, key
+    assert "invalid query: longer than 1000 characters" in out["long"].content[0].text
+    assert "'rm'" in out["extra"].content[0].text
+    assert "invalid limit" in out["limit"].content[0].text
+    assert "control character" in out["control"].content[0].text
+    assert out["unknown"].error.code == -32602 and "delete_memory" in out["unknown"].error.message
+    assert not out["after"].is_error  # the server is still serving
+
+
+def _raw(env: dict[str, str], lines: list[bytes]) -> list[dict[str, Any]]:
+    process = subprocess.run(
+        [sys.executable, "-m", "pao_core", "mcp"], input=b"".join(lines), env=env, capture_output=True, timeout=60
+    )
+    return [json.loads(line) for line in process.stdout.splitlines() if line.strip()]
+
+
+def _initialize(version: str, ident: int = 1) -> bytes:
+    message = {"jsonrpc": "2.0", "id": ident, "method": "initialize",
+               "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize("offered, agreed", [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"),
+                                             ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")])
+def test_protocol_version_negotiation(pao_env: dict[str, str], offered: str, agreed: str) -> None:
+    (answer,) = _raw(pao_env, [_initialize(offered)])
+    assert answer["result"]["protocolVersion"] == agreed
+    assert answer["result"]["serverInfo"]["name"] == "pao"
+    assert "tools" in answer["result"]["capabilities"]
+
+
+def test_an_oversized_message_is_refused_and_the_server_goes_on(pao_env: dict[str, str]) -> None:
+    huge = b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "' + b"x" * 2_000_000 + b'"}}\n'
+    ping = b'{"jsonrpc": "2.0", "id": 3, "method": "ping"}\n'
+    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, huge, ping])
+    by_id = {answer.get("id"): answer for answer in answers}
+    assert 2 not in by_id  # never parsed, so never answered as a ping
+    assert by_id[3]["result"] == {}
