@@ -25,8 +25,6 @@ RESERVED_COMMANDS: dict[str, str] = {
     "monitor": "watch every agent's state",
     "doctor": "check what the next spawn needs",
     "eval": "measure briefing quality on a labelled corpus",
-    "memory": "longterm memory store (plugin pao-postgres)",
-    "history": "conversation-history store (plugin pao-historyworker)",
 }
 """Commands whose names are kept for pao and its plugins, with their one-line help."""
 

@@ -82,8 +82,10 @@ class BriefingOptions:
 
 @attrs.frozen
 class SpawnOptions:
+    """``[spawn]``: the default host and terminal (``""``: the first terminal driver available here)."""
+
     host: str = "claude-code"
-    terminal: str = "tmux"
+    terminal: str = ""
     nudge: bool = True
     ready_timeout: float = attrs.field(default=45.0, validator=positive)
 

@@ -19,6 +19,7 @@ import attrs
 
 from pao_core.errors import describe
 from pao_core.files import lock_owner
+from pao_core.lifecycle import default_driver_name
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
 from pao_core.waiting import bounded, start
@@ -276,15 +277,17 @@ def run_checks(
     hosts = sorted(plugins.host_agents(config), key=lambda host: host.name != config.spawn.host)
     for host in hosts:
         jobs.append(lambda host=host: check_host(host, default=host.name == config.spawn.host, environ=env))
-    for driver in plugins.terminal_drivers(config):
-        jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == config.spawn.terminal)])
+    drivers = plugins.terminal_drivers(config)
+    terminal = config.spawn.terminal or default_driver_name(drivers)
+    for driver in drivers:
+        jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == terminal)])
     for backend in plugins.memory_backends(config):
         jobs.append(lambda backend=backend: check_backend(
             backend, query=query, deadline_s=config.gather.deadline, limit=config.gather.limit))
     jobs.append(lambda: check_registry(config, plugins))
     results = _run_all(jobs)
     checks = [check for group in results for check in group]
-    checks += _missing_defaults(config, checks)
+    checks += _missing_defaults(config.spawn.host, terminal, checks)
     checks.sort(key=lambda check: AREAS.index(check.area) if check.area in AREAS else len(AREAS))
     checks += [Check("plugin", f.plugin, "fail", f"plugin {f.plugin} failed in {f.stage}: {f.error}",
                      "fix its configuration or reinstall it; `pao plugins` lists it")
@@ -306,16 +309,15 @@ def _run_all(jobs: Sequence[Callable[[], Iterable[Check]]]) -> list[list[Check]]
     return results
 
 
-def _missing_defaults(config: PaoConfig, checks: Sequence[Check]) -> list[Check]:
-    """The configured default host or terminal that no installed plugin provides."""
+def _missing_defaults(host: str, terminal: str, checks: Sequence[Check]) -> list[Check]:
+    """The default host or terminal that no installed plugin provides."""
     found = {(check.area, check.name) for check in checks}
     missing = []
-    if ("host", config.spawn.host) not in found:
-        line = f"default host {config.spawn.host!r}: no plugin provides it"
-        missing.append(Check("host", config.spawn.host, "fail", line,
+    if ("host", host) not in found:
+        missing.append(Check("host", host, "fail", f"default host {host!r}: no plugin provides it",
                              "install its plugin, or set [spawn] host in the config"))
-    if ("terminal", config.spawn.terminal) not in found:
-        missing.append(Check("terminal", config.spawn.terminal, "fail",
-                             f"default terminal {config.spawn.terminal!r}: no plugin provides it",
-                             "install its plugin (pao-tmux), or set [spawn] terminal in the config"))
+    if ("terminal", terminal) not in found:
+        line = f"default terminal {terminal!r}: no plugin provides it" if terminal else "no terminal driver is installed"
+        missing.append(Check("terminal", terminal, "fail", line,
+                             "install a terminal driver plugin, or set [spawn] terminal in the config"))
     return missing

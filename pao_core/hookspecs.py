@@ -8,6 +8,7 @@ deadlines. ``docs/hooks.md`` documents every hook; a test keeps it in sync.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
@@ -82,6 +83,19 @@ def pao_memory_backends(config: PaoConfig) -> Iterable[MemoryBackend] | None:
 
     :param config: the effective configuration (plugin options under ``[backends.NAME]``).
     :returns: backend objects following ``pao_core.contracts.MemoryBackend``.
+    """
+
+
+@hookspec
+def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    """Load this plugin's part of a labelled corpus into its store, for ``pao eval``.
+
+    Called once per ``pao eval``, before any query, with ``config.home`` a throwaway
+    folder. Raising fails the evaluation with that one line.
+
+    :param corpus: the corpus folder (``memory.jsonl``, ``transcripts/``, ``queries.jsonl``...).
+    :param config: the evaluation's configuration.
+    :returns: one line saying what was loaded, or ``None`` when the corpus holds nothing for this plugin.
     """
 
 

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -144,7 +144,9 @@ class Agents:
         return _first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
+        """The driver called ``name``; ``""``: the first one available here, in call order."""
+        drivers = self.plugins.terminal_drivers(self.config)
+        return _first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -301,6 +303,12 @@ class Agents:
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
             return dict(zip(names, pool.map(run, names)))
+
+
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
 
 
 def _first_named(objects: list[Any], name: str, what: str) -> Any:

@@ -118,7 +118,7 @@ class SpawnRequest:
     folder: str
     name: str
     host: str = "claude-code"
-    terminal: str = "tmux"
+    terminal: str = ""
     nudge: bool = True
 
 

@@ -31,6 +31,7 @@ from pao_core.errors import describe
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
     from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
@@ -180,6 +181,9 @@ class Plugins:
 
     def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
         return self.collect("pao_memory_backends", config=config)
+
+    def load_corpus(self, corpus: Path, config: PaoConfig) -> list[str]:
+        return self.manager.hook.pao_load_corpus(corpus=corpus, config=config)
 
     def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
         return self.collect("pao_briefing_sections", config=config)

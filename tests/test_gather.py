@@ -85,7 +85,7 @@ def test_per_backend_timeouts_override_the_default() -> None:
 @pytest.mark.parametrize(
     ("backend", "fragment"),
     [
-        (Raising(), "ConnectionRefusedError: connection refused by the server"),
+        (Raising(), "connection refused by the server"),
         (Garbage("g1", None), "NoneType"),
         (Garbage("g2", "a string"), "str"),
         (Garbage("g3", {"items": []}), "dict"),

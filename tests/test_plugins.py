@@ -277,3 +277,21 @@ def test_import_pao_core_stays_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     loaded = {name.split(".")[0] for name in out}
     assert not loaded & set(heavy), f"heavy modules imported at start-up: {loaded & set(heavy)}"
+
+
+def test_the_core_works_with_no_plugin_installed(pao) -> None:
+    """pao_core names no plugin: with none loaded, plugins, doctor and brief run and say what is missing."""
+    none = {"PAO_LOAD_PLUGINS": ""}
+    listed = pao("plugins", "--json", env=none)
+    assert listed.returncode == 0, listed.stderr
+    assert {row["name"] for row in json.loads(listed.stdout)["plugins"]} == set(DEFAULT_PLUGINS)
+
+    doctor = pao("doctor", "--json", env=none)
+    checks = {(c["area"], c["name"]): c for c in json.loads(doctor.stdout)["checks"]}
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert checks[("terminal", "")]["line"] == "no terminal driver is installed"
+    assert ("host", "claude-code") in checks  # pao's own hosts need no plugin
+
+    brief = pao("brief", "deploy the docs", "--json", env=none)
+    assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1
+    assert json.loads(brief.stdout)["backends"] == {}

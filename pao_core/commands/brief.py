@@ -88,7 +88,14 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     folders = [_existing_folder(folder) for folder in args.folder] if args.write else list(args.folder)
     plugins = get_plugins()
     briefing = brief(args.topic, folders=folders, config=config, plugins=plugins)
-    deliveries = [deliver(briefing, folder, config=config, plugins=plugins) for folder in folders] if args.write else []
+    deliveries = []
+    if args.write:  # into the context file of the default host, as a spawn would
+        host = next((h for h in plugins.host_agents(config) if h.name == config.spawn.host), None)
+        if host is None:
+            raise ValidationError(f"brief --write: the default host {config.spawn.host!r} is not installed")
+        block = host.context_block(config.briefing.filename, briefing.markdown)
+        deliveries = [deliver(briefing, folder, config=config, context_file=host.context_file, context_block=block,
+                              plugins=plugins) for folder in folders]
     if args.json:
         data = briefing_json(briefing, raw_unredacted=args.raw_unredacted)
         if args.write:

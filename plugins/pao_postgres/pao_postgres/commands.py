@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import attrs
 from pao_core.output import print_json
 
-from pao_postgres.options import MODES, LongtermOptions
+from pao_postgres.mcpfile import read_memory_file
+from pao_postgres.options import BACKEND_NAME, MODES, LongtermOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -54,8 +55,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.hooks import BACKEND_NAME
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
 
     return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
@@ -71,9 +71,16 @@ def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
-def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_postgres.mcpfile import read_memory_file
+def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    """``pao eval``: the corpus's ``memory.jsonl`` imported into the store, as ``pao memory import`` does."""
+    memory_file = corpus / "memory.jsonl"
+    if not memory_file.exists():
+        return None
+    counts = open_store(config).import_memory(read_memory_file(memory_file))
+    return f"{memory_file.name}: {counts.entities} entities, {counts.observations} observations"
 
+
+def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
     memory = read_memory_file(args.file)
     store = open_store(config)
     counts = store.import_memory(memory)
