@@ -16,6 +16,7 @@ RESERVED_COMMANDS: dict[str, str] = {
     "spawn": "start a primed agent",
     "list": "list the agents pao started",
     "status": "show one agent",
+    "attach": "show an agent (attach its terminal)",
     "send": "send text to an agent",
     "broadcast": "send text to every agent",
     "kill": "stop an agent",
@@ -101,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 141
+    except OSError as exc:  # an unreadable PAO_HOME, a file where a folder should be...: one line, no traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"pao: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 def run() -> None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import attrs
 
+from pao_core.errors import PaoError
+
 if TYPE_CHECKING:
     from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
 
@@ -141,6 +143,10 @@ class TerminalDriver(abc.ABC):
     def version(self) -> str | None:
         """the terminal's version, for ``pao doctor``. Default: unknown."""
         return None
+
+    def attach(self, target: str) -> None:
+        """show the agent to the user (``pao attach``; tmux returns when they detach). Default: cannot."""
+        raise PaoError(f"the {self.name} terminal cannot show an agent; it runs at {target}")
 
 
 class ReadinessDetector(abc.ABC):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pao_core.errors import PaoError
-from pao_core.files import atomic_write, ensure_dir, pid_lock
+from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, pid_lock, private_dir, refuse_symlink
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -172,9 +172,9 @@ def git_exclude_path(folder: Path) -> Path | None:
     return path if path.is_absolute() else (folder / path)
 
 
-def exclude_in_git(folder: Path, filename: str) -> bool:
+def exclude_in_git(folder: Path, filename: str, exclude: Path | None = None) -> bool:
     """List ``filename`` in the repository's ``info/exclude``; False outside a work tree."""
-    exclude = git_exclude_path(folder)
+    exclude = exclude or git_exclude_path(folder)
     if exclude is None:
         return False
     # No leading slash: the folder may be below the top level, and the name is distinctive.
@@ -198,7 +198,7 @@ def folder_lock_path(config: PaoConfig, folder: Path) -> Path:
     Hold it with :func:`pao_core.files.pid_lock` to read the two files as one consistent pair.
     """
     key = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return ensure_dir(config.home / "locks") / f"deliver-{key}.lock"
+    return private_dir(config.home / "locks") / f"deliver-{key}.lock"
 
 
 def deliver(
@@ -224,6 +224,12 @@ def deliver(
             raise DeliveryError(f"the {label} name {value!r} must be a plain file name")
     briefing_path = target / name
     context_path = target / context_file
+    exclude = git_exclude_path(target)
+    if exclude is not None:
+        try:
+            refuse_symlink(exclude)
+        except SymlinkRefused as exc:
+            raise DeliveryError(str(exc)) from None
     with pid_lock(folder_lock_path(config, target), timeout=30):
         previous_briefing = _check_target(briefing_path, "briefing")
         existing = _check_target(context_path, "context file")
@@ -238,7 +244,7 @@ def deliver(
             except OSError as exc:
                 _restore(briefing_path, previous_briefing)
                 raise DeliveryError(f"cannot write {context_path}: {exc.strerror}") from None
-    excluded = exclude_in_git(target, name)
+    excluded = exclude_in_git(target, name, exclude)
     delivery = Delivery(target, briefing_path, context_path, excluded)
     if plugins is None:
         from pao_core.plugins import get_plugins

@@ -26,6 +26,28 @@ MAX_LOCK_POLL = 0.02
 """Seconds between two looks at a held lock, at most."""
 
 
+PRIVATE_FILE = 0o600
+"""A new file pao writes: it may hold memory or secrets, so it is the owner's alone."""
+PRIVATE_DIR = 0o700
+
+
+class SymlinkRefused(PaoError):
+    """pao writes inside a folder it does not own only to real files, never through a link."""
+
+
+def refuse_symlink(path: str | os.PathLike[str], levels: int = 2) -> None:
+    """Raise :class:`SymlinkRefused` when ``path`` or one of its ``levels - 1`` nearest folders is a link.
+
+    For files pao writes inside the agent's folder (``.claude/settings.local.json``,
+    ``.git/info/exclude``): a link there could send the write to any file the user owns.
+    """
+    candidate = Path(path)
+    for _ in range(levels):
+        if candidate.is_symlink():
+            raise SymlinkRefused(f"{candidate} is a symbolic link; pao will not write {Path(path).name} through it")
+        candidate = candidate.parent
+
+
 class LockTimeout(PaoError):
     """A lock stayed held by a live process for longer than we were willing to wait."""
 
@@ -34,7 +56,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
     Readers see the old content or the new content, never a mix. The file keeps its
-    permission bits (or gets ``mode``/0o644 when new). A symlink stays a symlink: the
+    permission bits (or gets ``mode``, else 0600, when new). A symlink stays a symlink: the
     file it points to is the one replaced (dotfile managers link ``~/.claude.json``).
     """
     target = Path(os.path.realpath(path))
@@ -43,7 +65,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
         try:
             mode = target.stat().st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o644
+            mode = PRIVATE_FILE
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -185,6 +207,7 @@ def update_json(
     backup: bool = True,
     timeout: float = 10.0,
     hold: Callable[[], ContextManager[Any]] | None = None,
+    no_symlink: bool = False,
 ) -> dict[str, Any]:
     """Edit a JSON object file in place, safely; returns the new content.
 
@@ -194,8 +217,11 @@ def update_json(
     are kept as they were, in their order. A file that does not parse is never
     overwritten: :class:`UnreadableJSON` says which file and why. ``hold``, when
     given, makes a second lock (another program's own, such as Claude Code's) that is
-    held inside pao's lock for just the read-change-write.
+    held inside pao's lock for just the read-change-write. The backup is never readable by
+    more people than the file. ``no_symlink``: refuse a link at the file or its folder.
     """
+    if no_symlink:
+        refuse_symlink(path)
     target = Path(os.path.realpath(path))  # the lock, backup and write all at the real file
     lock = Path(lock_path) if lock_path else target.with_name(target.name + ".pao.lock")
     with pid_lock(lock, timeout=timeout), (hold() if hold else contextlib.nullcontext()):
@@ -213,16 +239,43 @@ def update_json(
         change(data)
         if json.dumps(data, sort_keys=True) != before:
             if backup and original is not None:
-                atomic_write(target.with_name(target.name + ".bak"), original)
+                atomic_write(target.with_name(target.name + ".bak"), original, mode=target.stat().st_mode & 0o777)
             atomic_write(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return data
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """A folder of pao's own (PAO_HOME and below): created 0700, tightened to 0700 if wider."""
+    folder = ensure_dir(path)
+    with contextlib.suppress(OSError):
+        info = folder.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+            os.chmod(folder, PRIVATE_DIR)
+    return folder
+
+
+def private_file(path: str | os.PathLike[str], *sidecars: str) -> Path:
+    """``path`` (and ``path + sidecar`` files that exist, such as SQLite's ``-wal``) exists and is 0600.
+
+    For files another library creates (SQLite): made before it opens them, so they are
+    never readable by others, not even for a moment.
+    """
+    target = Path(path)
+    private_dir(target.parent)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    for candidate in (target, *(Path(f"{target}{suffix}") for suffix in sidecars)):
+        with contextlib.suppress(OSError):
+            if candidate.stat().st_mode & 0o077:
+                os.chmod(candidate, PRIVATE_FILE)
+    return target
 
 
 def ensure_dir(path: str | os.PathLike[str]) -> Path:
     """Create a folder (and parents) if missing; return it."""
     folder = Path(path)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
     except OSError as exc:
         if exc.errno == errno.EEXIST:
             raise PaoError(f"{folder} exists and is not a folder") from None

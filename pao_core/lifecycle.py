@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
 from pao_core.errors import PaoError, ValidationError
-from pao_core.files import atomic_write, ensure_dir
+from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.readiness import ScreenReader, wait_for, wait_ready
 from pao_core.registry import Registry
@@ -231,7 +232,7 @@ class Agents:
             "screen": driver.read(record.target) if alive else None,
             "record": converter.unstructure(record),
         }
-        path = ensure_dir(Path(self.config.home) / "checkpoints") / f"{name}.json"
+        path = private_dir(Path(self.config.home) / "checkpoints") / f"{name}.json"
         atomic_write(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
         extra = {**record.extra, "checkpoint": str(path), "checkpoint_at": document["saved_at"]}
         self.registry.update(name, session_id=session, extra=extra)
@@ -320,9 +321,14 @@ def _first_named(objects: list[Any], name: str, what: str) -> Any:
     raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
 
 
+_PAO_CREDENTIAL = re.compile(r"PAO_\w*(?:URL|TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIALS?|DSN)\w*")
+"""pao's own credentials (PAO_POSTGRES_URL, PAO_HISTORY_TOKEN...): never in an agent's environment."""
+
+
 def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-    """``base`` with a host's ``changes`` applied: a value sets a variable, ``None`` removes it."""
-    env = dict(base)
+    """``base`` without pao's credentials, with a host's ``changes`` applied: a value sets a
+    variable, ``None`` removes it. Every agent pao starts or resumes gets its environment here."""
+    env = {key: value for key, value in base.items() if not _PAO_CREDENTIAL.fullmatch(key)}
     for key, value in changes.items():
         if value is None:
             env.pop(key, None)

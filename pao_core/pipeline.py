@@ -12,7 +12,7 @@ import attrs
 
 from pao_core import briefing as briefing_mod
 from pao_core.errors import PaoError, ValidationError
-from pao_core.files import atomic_write, ensure_dir
+from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
@@ -225,7 +225,7 @@ def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> 
     if target:
         try:
             screen = driver.read(target)
-            failed = ensure_dir(Path(agents.config.home) / "failed")
+            failed = private_dir(Path(agents.config.home) / "failed")
             atomic_write(failed / f"{name}.screen.txt", screen)
         except PaoError:
             pass

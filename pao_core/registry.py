@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,7 +18,7 @@ import attrs
 import cattrs
 
 from pao_core.errors import PaoError
-from pao_core.files import UnreadableJSON, ensure_dir, update_json
+from pao_core.files import UnreadableJSON, private_dir, update_json
 from pao_core.models import AgentRecord, converter
 from pao_core.topic import shown
 
@@ -46,8 +47,14 @@ class Registry:
     # -- reads ----------------------------------------------------------------------
 
     def list(self) -> list[AgentRecord]:
-        """Every record, oldest first."""
-        records = [self._structure(name, raw) for name, raw in self._read().items()]
+        """Every readable record, oldest first; an unreadable one is reported on stderr and skipped
+        (one broken record must not hide every agent from ``list`` and ``monitor``)."""
+        records = []
+        for name, raw in self._read().items():
+            try:
+                records.append(self._structure(name, raw))
+            except PaoError as exc:
+                print(f"pao: {exc}; skipped", file=sys.stderr)
         return sorted(records, key=lambda record: (record.created_at, record.name))
 
     def find(self, name: str) -> AgentRecord | None:
@@ -127,7 +134,7 @@ class Registry:
     # -- machinery -------------------------------------------------------------------
 
     def _edit(self, change: Callable[[dict[str, Any]], None]) -> None:
-        ensure_dir(self.home)
+        private_dir(self.home)
 
         def on_document(document: dict[str, Any]) -> None:
             document.setdefault("version", FORMAT_VERSION)

@@ -56,7 +56,7 @@ def test_add_unique_takes_the_next_free_name(tmp_path: Path) -> None:
     assert registry.names() == {"api", "api-2", "api-3"}
 
 
-def test_unreadable_registry_is_never_overwritten(tmp_path: Path) -> None:
+def test_unreadable_registry_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "agents.json"
     path.write_text("{not json")
     registry = Registry(tmp_path)
@@ -66,8 +66,10 @@ def test_unreadable_registry_is_never_overwritten(tmp_path: Path) -> None:
         registry.add(_record("a"))
     assert path.read_text() == "{not json"
     path.write_text(json.dumps({"agents": {"a": {"name": "a"}}}))
+    assert registry.list() == []  # reported and skipped: one bad record hides no other agent
+    assert "agent 'a' has an unreadable record" in capsys.readouterr().err
     with pytest.raises(PaoError, match="agent 'a' has an unreadable record"):
-        registry.list()
+        registry.get("a")
 
 
 def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:

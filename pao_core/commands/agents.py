@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shlex
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal or 'the first available'})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
     spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                       help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -63,17 +66,38 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         parser.add_argument("name", metavar="NAME")
         parser.add_argument("--json", action="store_true", help=JSON_HELP)
         parser.set_defaults(func=func)
+        if command == "resume":
+            parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                                help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
         if command == "kill":
             parser.add_argument(
                 "--forget", action="store_true",
                 help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
             )
 
+    attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
+    attach.add_argument("name", metavar="NAME")
+    attach.set_defaults(func=run_attach)
+
     monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
     monitor.add_argument("--once", action="store_true", help="print the table once and exit")
     monitor.add_argument("--json", action="store_true", help="print the states once as JSON")
     monitor.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period (default 1)")
     monitor.set_defaults(func=run_monitor)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds greater than 0, not {text!r}")
+    return value
+
+
+NEXT_WAIT = {"6 spawn": "waiting until the agent is ready", "7 ready": "sending the task"}
+"""What a spawn waits for after a step, shown on the progress line."""
 
 
 def _agents(config: PaoConfig) -> Agents:
@@ -87,24 +111,32 @@ def _say(message: str) -> None:
 
 
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
+    import attrs
+
     from pao_core.pipeline import spawn
     from pao_core.plugins import get_plugins
+    from pao_core.progress import Progress
 
-    def report(step: str, seconds: float, detail: str) -> None:
-        _say(f"{step:<20} {seconds * 1000:8.1f} ms  {detail}")
+    if args.timeout is not None:
+        config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
 
-    nudge = False if args.no_nudge else None
-    result = spawn(
-        args.topic,
-        folder=args.folder,
-        name=args.name,
-        terminal=args.terminal,
-        host=args.host,
-        nudge=nudge,
-        config=config,
-        plugins=get_plugins(),
-        report=report,
-    )
+    with Progress("spawning") as progress:
+
+        def report(step: str, seconds: float, detail: str) -> None:
+            progress.say(f"pao: {step:<20} {seconds * 1000:8.1f} ms  {detail}")
+            progress.update(NEXT_WAIT.get(step, f"{step} done"))
+
+        result = spawn(
+            args.topic,
+            folder=args.folder,
+            name=args.name,
+            terminal=args.terminal,
+            host=args.host,
+            nudge=False if args.no_nudge else None,
+            config=config,
+            plugins=get_plugins(),
+            report=report,
+        )
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]
@@ -112,6 +144,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     else:
         record = result.record
         print(f"{record.name}\t{record.state}\t{record.target}\t{record.folder}")
+    _say(f"attach with: pao attach {shlex.quote(result.record.name)}")
     return 0
 
 
@@ -207,8 +240,12 @@ def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.progress import Progress
+
     started = time.monotonic()
-    record = _agents(config).resume(args.name)
+    with Progress(f"resuming {args.name}", delay=0.5) as progress:
+        progress.update("waiting until the agent is ready")
+        record = _agents(config).resume(args.name, timeout=args.timeout)
     elapsed_ms = round((time.monotonic() - started) * 1000, 1)
     _done(args, "resume", f"resumed {record.name} in {record.target} ({elapsed_ms:.0f} ms)", record,
           elapsed_ms=elapsed_ms)
@@ -222,6 +259,12 @@ def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
         _done(args, "checkpoint", "", agents.registry.get(args.name), checkpoint=str(path))
     else:
         print(path)
+    return 0
+
+
+def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
+    record, driver = _agents(config).live(args.name)
+    driver.attach(record.target)
     return 0
 
 

@@ -155,7 +155,7 @@ def approve_mcp_servers(folder: str, approval: McpApproval, extra: Sequence[str]
         enabled += [name for name in names if name not in enabled and name not in disabled]
         data["enabledMcpjsonServers"] = enabled
 
-    update_json(settings, change)
+    update_json(settings, change, no_symlink=True)
 
 
 def onboarding_gaps(api_key: str | None, *, home: Path | None = None) -> list[str]:

@@ -59,7 +59,10 @@ class HistoryBackend(MemoryBackend):
         if self._client is None:
             from pao_historyworker.client import HistoryClient
 
-            self._client = HistoryClient(self.options)
+            options = self.options
+            if options.token_file is None and self.home is not None:  # the token `pao history serve` made
+                options = attrs.evolve(options, token_file=options.token_path(self.home))
+            self._client = HistoryClient(options)
         return self._client
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:

@@ -12,7 +12,7 @@ import attrs
 from pao_core.errors import PaoError
 from pao_core.output import print_json
 
-from pao_historyworker.options import TOKEN_ENV, HistoryOptions
+from pao_historyworker.options import TOKEN_ENV, TOKEN_FILE, HistoryOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -31,10 +31,12 @@ def add_history_commands(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(func=run_stats)
 
-    serve = commands.add_parser("serve", help="serve the local index over HTTP (JSON-RPC and MCP)")
+    # no abbreviations: "--token SECRET" must not pass as --token-file (a token on argv shows in `ps`)
+    serve = commands.add_parser("serve", help="serve the local index over HTTP (JSON-RPC and MCP)", allow_abbrev=False)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    serve.add_argument("--token", help=f"require this bearer token (default ${TOKEN_ENV} if set)")
+    serve.add_argument("--token-file", type=Path, metavar="PATH",
+                       help=f"the bearer token to require (default ${TOKEN_ENV}, else <PAO_HOME>/{TOKEN_FILE}, made 0600)")
     serve.set_defaults(func=run_serve)
 
 
@@ -76,8 +78,15 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
+    from pao_core.progress import Progress
+
     try:
-        report = index_transcripts(conn, root, embed=options.semantic, progress=_embedding_progress)
+        with Progress(f"indexing {root}") as progress:
+            report = index_transcripts(
+                conn, root, embed=options.semantic,
+                on_file=lambda seen: progress.update(f"{seen} files read"),
+                progress=lambda done, total: progress.update(f"embedding exchanges for semantic search: {done} of {total}"),
+            )
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     finally:
@@ -92,13 +101,6 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         if report.exchanges_embedded:
             print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
     return 0
-
-
-def _embedding_progress(done: int, total: int) -> None:
-    """A progress line on a terminal: a first index of a long history embeds for minutes."""
-    if sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        print(f"\rembedding exchanges for semantic search: {done} of {total}", end=end, file=sys.stderr, flush=True)
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
@@ -134,7 +136,12 @@ def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
         connect(path).close()
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
-    token = args.token or os.environ.get(TOKEN_ENV) or None
+    from pao_historyworker.options import ensure_token
+
+    try:
+        token = os.environ.get(TOKEN_ENV) or ensure_token(args.token_file or options.token_path(config.home))
+    except (OSError, ValueError) as exc:
+        raise PaoError(f"history token: {exc}") from None
     try:
         server = make_server(path, args.host, args.port, token=token, semantic=options.semantic)
     except OSError as exc:

@@ -73,9 +73,14 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """Open the index (creating it when ``create``), with a busy timeout for concurrent runs."""
     if not create and not path.exists():
         raise HistoryIndexError(f"no history index at {path}: run 'pao history index' first")
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+    if create:  # every indexed conversation: the owner's alone (SQLite's -wal/-shm copy the mode)
+        from pao_core.files import private_file
+
+        private_file(path, "-wal", "-shm")
+    try:
+        conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise HistoryIndexError(f"cannot open the history index {path}: {exc}") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -177,12 +182,14 @@ def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) 
 
 
 def index_transcripts(
-    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None
+    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None,
+    on_file: Callable[[int], None] | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
     With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
-    one; ``progress(done, total)`` is called as they are embedded.
+    one; ``progress(done, total)`` is called as they are embedded, ``on_file(seen)`` as
+    each transcript file is looked at.
     """
     started = time.monotonic()
     if not root.exists():
@@ -194,6 +201,8 @@ def index_transcripts(
         key = str(path.resolve())
         present.add(key)
         seen += 1
+        if on_file:
+            on_file(seen)
         try:
             stat = path.stat()
         except OSError:

@@ -13,6 +13,8 @@ BACKEND_NAME = "history"
 DEFAULT_TOOL = "search_history"
 DEFAULT_METHOD = "search"
 TOKEN_ENV = "PAO_HISTORY_TOKEN"
+TOKEN_FILE = "history-token"
+"""Under PAO_HOME, 0600: the bearer token ``pao history serve`` requires and local clients send."""
 
 
 @attrs.frozen
@@ -33,6 +35,7 @@ class HistoryOptions:
     method: str = DEFAULT_METHOD
     arguments: Mapping[str, str] = attrs.field(factory=lambda: {"query": "query", "limit": "limit"})
     token: str | None = None
+    token_file: Path | None = None
     header: str = "Authorization"
     index: Path | None = None
     transcripts: Path | None = None
@@ -45,11 +48,46 @@ class HistoryOptions:
     def transcripts_path(self) -> Path:
         return self.transcripts or Path(os.path.expanduser("~")) / ".claude" / "projects"
 
+    def token_path(self, home: Path) -> Path:
+        return self.token_file or home / TOKEN_FILE
+
     def auth_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The auth header from the config's token, else ``$PAO_HISTORY_TOKEN``; none if neither."""
+        """The auth header from the config's token, else ``$PAO_HISTORY_TOKEN``, else the token
+        file (``token_file``); none if none of them."""
         env = os.environ if environ is None else environ
-        token = self.token or env.get(TOKEN_ENV)
+        token = self.token or env.get(TOKEN_ENV) or _read_token(self.token_file)
         if not token:
             return {}
         value = f"Bearer {token}" if self.header.lower() == "authorization" else token
         return {self.header: value}
+
+
+def _read_token(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def ensure_token(path: Path) -> str:
+    """The token in ``path``, made (random, 0600) when there is none; a file others can read is tightened."""
+    import secrets
+
+    from pao_core.files import PRIVATE_FILE, private_dir
+
+    private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, PRIVATE_FILE)
+        token = _read_token(path)
+        if token is None:
+            raise ValueError(f"{path} holds no token; remove it to let pao make one") from None
+        return token
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return token

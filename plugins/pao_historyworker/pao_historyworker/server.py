@@ -4,12 +4,20 @@ Plain JSON-RPC (``search``, ``stats``) and MCP over streamable HTTP (``initializ
 ``tools/list``, ``tools/call``) share ``POST /rpc``; docs/history-protocol.md is the
 contract. Every request is answered with JSON; bad requests get JSON-RPC errors and
 the server keeps serving.
+
+What it accepts (docs/security.md): a bearer token on every request (required by
+default); a ``Host`` naming the address it listens on and an ``Origin``, when one is
+sent, of that same address (the MCP Streamable HTTP transport requires Origin checks
+against DNS rebinding); ``Content-Type: application/json``; at most
+``MAX_CONNECTIONS`` connections at once, each idle at most ``IDLE_TIMEOUT`` seconds
+and given ``REQUEST_TIMEOUT`` seconds per request from its first byte to the answer.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import socket
 import sqlite3
 import threading
 import uuid
@@ -23,6 +31,10 @@ from pao_historyworker import protocol as wire
 ENDPOINT = "/rpc"
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_SESSIONS = 10_000
+MAX_CONNECTIONS = 32
+IDLE_TIMEOUT = 15.0
+REQUEST_TIMEOUT = 30.0
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SERVER_NAME = "pao-history"
 
 
@@ -46,6 +58,31 @@ class HistoryServer(ThreadingHTTPServer):
         self.sessions: set[str] = set()
         self.sessions_lock = threading.Lock()
         self._local = threading.local()
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Refuse a connection beyond ``MAX_CONNECTIONS`` at once (closed unanswered), serve the rest."""
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def allowed_hosts(self) -> set[str]:
+        """``Host`` values naming this server: its address and port (localhost names when on loopback)."""
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else str(host)
+        names = {shown, *LOCAL_NAMES} if shown in LOCAL_NAMES else {shown}
+        return {f"{name}:{port}" for name in names}
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to the index (one per client connection: keep-alive reuses it)."""
@@ -86,6 +123,32 @@ class HistoryHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
     disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+    timeout = IDLE_TIMEOUT  # a silent connection is closed, and never holds a thread for long
+
+    def handle_one_request(self) -> None:
+        """One request, cut off ``REQUEST_TIMEOUT`` seconds after its first byte arrived (a slow sender
+        cannot hold the thread by trickling bytes within the idle timeout)."""
+        try:
+            if not self.rfile.peek(1):
+                self.close_connection = True
+                return
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        timer = threading.Timer(REQUEST_TIMEOUT, self._cut_off)
+        timer.daemon = True
+        timer.start()
+        try:
+            super().handle_one_request()
+        finally:
+            timer.cancel()
+
+    def _cut_off(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the first stdout line belongs to PAO_HISTORY_URL
@@ -120,10 +183,27 @@ class HistoryHandler(BaseHTTPRequestHandler):
             body, status = wire.error_body(request_id, wire.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), HTTPStatus.OK
         self._send(status, body, headers)
 
+    def _check_origin(self) -> None:
+        """``Host`` must name this server, ``Origin`` (sent by browsers) must be this server: a web
+        page that rebinds a name to 127.0.0.1 gets 403 (MCP Streamable HTTP transport, Security)."""
+        allowed = self.server.allowed_hosts()
+        if self.headers.get("Host", "").lower() not in allowed:
+            self.close_connection = True
+            raise RequestFailed(wire.INVALID_REQUEST, "Host is not this server", HTTPStatus.FORBIDDEN)
+        origin = self.headers.get("Origin")
+        if origin is not None and origin.lower() not in {f"http://{host}" for host in allowed}:
+            self.close_connection = True
+            raise RequestFailed(wire.INVALID_REQUEST, "Origin is not allowed", HTTPStatus.FORBIDDEN)
+
     def _read_message(self) -> dict[str, Any]:
+        self._check_origin()
         if self.path.split("?", 1)[0] != ENDPOINT:
             self.close_connection = True
             raise RequestFailed(wire.INVALID_REQUEST, f"no endpoint {self.path}; use {ENDPOINT}", HTTPStatus.NOT_FOUND)
+        if self.headers.get_content_type() != "application/json":
+            self.close_connection = True  # the unread body must not be parsed as the next request
+            raise RequestFailed(wire.INVALID_REQUEST, "Content-Type must be application/json",
+                                HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             self.close_connection = True

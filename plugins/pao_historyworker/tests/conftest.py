@@ -87,4 +87,4 @@ def served(env: dict[str, str], indexed: Path) -> Iterator[str]:
 
 @pytest.fixture
 def serve_with_token(env: dict[str, str], indexed: Path) -> Iterator[str]:
-    yield from serve(env, "--token", "s3cret-token")
+    yield from serve({**env, "PAO_HISTORY_TOKEN": "s3cret-token"})  # from the environment, never argv

@@ -18,7 +18,19 @@ TOPIC = "speed up Rust CI on GitHub Actions with sccache and rust-cache"
 
 
 def remote(url: str, protocol: str, **options) -> HistoryBackend:
+    """A client of ``url``; by default it sends the token ``pao history serve`` made under PAO_HOME."""
+    import os
+    from pathlib import Path
+
+    options.setdefault("token_file", Path(os.environ["PAO_HOME"]) / "history-token")
     return HistoryBackend(HistoryOptions(url=url, protocol=protocol, **options), home=None)  # type: ignore[arg-type]
+
+
+def served_token() -> str:
+    import os
+    from pathlib import Path
+
+    return (Path(os.environ["PAO_HOME"]) / "history-token").read_text().strip()
 
 
 def local(env) -> HistoryBackend:
@@ -51,7 +63,7 @@ def test_brief_over_http_equals_the_local_brief(env, served):
 
 
 def test_token_is_required_when_set(env, serve_with_token):
-    denied = remote(serve_with_token, "jsonrpc")
+    denied = remote(serve_with_token, "jsonrpc", token_file=None)
     try:
         denied.search(TOPIC, 5, time.monotonic() + 5)
     except Exception as exc:
@@ -67,7 +79,9 @@ def test_token_is_required_when_set(env, serve_with_token):
 
 
 def _post(url: str, payload: bytes, headers: dict | None = None) -> requests.Response:
-    return requests.post(url, data=payload, headers={"Content-Type": "application/json", **(headers or {})}, timeout=5)
+    auth = {"Authorization": f"Bearer {served_token()}"}
+    return requests.post(url, data=payload, headers={"Content-Type": "application/json", **auth, **(headers or {})},
+                         timeout=5)
 
 
 def test_bad_requests_get_json_rpc_errors_and_the_server_keeps_serving(env, served):
@@ -91,7 +105,7 @@ def test_bad_requests_get_json_rpc_errors_and_the_server_keeps_serving(env, serv
 
     parts = urlsplit(served)
     with socket.create_connection((parts.hostname, parts.port), timeout=5) as raw:
-        raw.sendall(b"POST /rpc HTTP/1.1 extra words\r\n\r\n")
+        raw.sendall(b"POST /rpc HTTP/1.1 extra words\r\n\r\n")  # refused before any header is read
         reply = b""
         while chunk := raw.recv(4096):  # the server closes the connection after the error
             reply += chunk

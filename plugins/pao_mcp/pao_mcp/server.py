@@ -11,6 +11,7 @@ results with ``isError`` set, which the model reads and can correct.
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,10 +22,13 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from pao_core.errors import PaoError
+from pao_core.sanitize import clean_inline
 from pao_mcp.tools import DESCRIPTIONS, SCHEMAS, MemoryTools
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
+
+logger = logging.getLogger("pao_mcp")
 
 SERVER_NAME = "pao"
 MAX_ARGUMENTS_BYTES = 16_000
@@ -88,6 +92,9 @@ def build_server(tools: MemoryTools) -> Server:
             answer = await anyio.to_thread.run_sync(tools.call, params.name, arguments, abandon_on_cancel=True)
         except PaoError as exc:
             return _failure(f"{params.name}: {exc}")
+        except Exception as exc:  # a bug or a store's surprise: the agent reads one line, stderr the traceback
+            logger.exception("%s failed", params.name)
+            return _failure(f"{params.name} failed: {type(exc).__name__}: {clean_inline(str(exc))[:300]}")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=answer.text)], structured_content=dict(answer.data)
         )

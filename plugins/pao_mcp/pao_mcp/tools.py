@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
 
 from pao_core.contracts import writable
 from pao_core.errors import PaoError
-from pao_core.models import MemoryItem, Provenance
+from pao_core.models import MemoryItem, Provenance, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, truncate
 
 if TYPE_CHECKING:
@@ -174,8 +174,8 @@ class MemoryTools:
             raise ToolError(f"{clean_inline(target.name)}: {clean_inline(str(exc)) or type(exc).__name__}") from None
         item = self._item(remembered.item)
         said = "Remembered" if remembered.created else "Already known (kept once)"
-        redacted = " A secret in it was redacted before storing." if stored != observation.strip() and "[redacted]" in stored else ""
-        text = f"{said}: [{item['source']}] {item['title']} · {_when(item)}\n   > {item['text']}{redacted}"
+        redacted = "A secret in it was redacted before storing." if stored != observation.strip() and "[redacted]" in stored else ""
+        text = f"{said}: [{item['source']}] {item['title']} · {_when(item)}\n   > {item['text']}\n{redacted}".rstrip()
         return Answer(text, {"created": remembered.created, "item": item})
 
     def _writable_target(self) -> Any:
@@ -233,16 +233,6 @@ def _when(item: Mapping[str, Any]) -> str:
     provenance = item.get("provenance")
     if provenance:
         return "remembered by " + Provenance(
-            provenance.get("agent", "?"), provenance.get("session_id"), _stamp(provenance.get("recorded_at"))
+            provenance.get("agent", "?"), provenance.get("session_id"), parse_timestamp(provenance.get("recorded_at"))
         ).describe()
     return f"stored {item['date']}" if item["date"] else "undated"
-
-
-def _stamp(value: Any) -> dt.datetime | None:
-    from pao_core.models import parse_timestamp
-
-    return parse_timestamp(value)
-
-
-def tool_names() -> Sequence[str]:
-    return tuple(SCHEMAS)

@@ -61,7 +61,6 @@ def open_store(config: PaoConfig) -> LongtermStore:
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
-
     store = open_store(config)
     store.init()
     if args.json:
@@ -81,9 +80,13 @@ def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 
 
 def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    memory = read_memory_file(args.file)
-    store = open_store(config)
-    counts = store.import_memory(memory)
+    from pao_core.progress import Progress  # the progress display: only for this command
+
+    with Progress(f"importing {args.file}") as progress:
+        memory = read_memory_file(args.file)
+        store = open_store(config)
+        progress.update(f"{memory.observation_count} observations of {len(memory.entities)} entities")
+        counts = store.import_memory(memory)
     report = {
         "file": str(args.file),
         "store": store.describe(),

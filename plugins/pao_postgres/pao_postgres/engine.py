@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import sqlalchemy as sa
-from pao_core.sanitize import mask_url
 
 from pao_postgres.errors import LongtermError, reason, remaining
 from pao_postgres.sqlite_read import apply_deadline
@@ -34,7 +33,9 @@ def sqlalchemy_url(url: str) -> sa.URL:
     try:
         parsed = sa.make_url(url.strip())
     except sa.exc.ArgumentError:
-        raise LongtermError(f"not a PostgreSQL URL: {mask_url(url)!r} (expected postgresql://user@host:port/db)") from None
+        # never echoed: without a scheme, "user:password@host" is not recognisable as a URL to mask
+        raise LongtermError("the longterm store URL is not a PostgreSQL URL "
+                            "(expected postgresql://user@host:port/db)") from None
     if parsed.drivername in ("postgresql", "postgres", "postgresql+psycopg"):
         return parsed.set(drivername="postgresql+psycopg")
     raise LongtermError(f"unsupported URL scheme {parsed.drivername!r}: use postgresql:// (psycopg 3)")

@@ -69,8 +69,10 @@ class LongtermStore:
         return not self.is_sqlite or self.sqlite_file.exists()
 
     def _write(self, deadline: float | None = None) -> Any:
-        if self.is_sqlite:
-            self.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+        if self.is_sqlite:  # the user's memory: the owner's alone (SQLite's sidecars copy the mode)
+            from pao_core.files import private_file
+
+            private_file(self.sqlite_file, "-wal", "-shm", "-journal")
         return transaction(self.engine(), deadline or time.monotonic() + engines.WRITE_DEADLINE, write=True)
 
     # -- writes --------------------------------------------------------------------

@@ -91,7 +91,7 @@ def test_a_store_made_before_provenance_existed_is_still_searched(longterm: Long
 
         with psycopg.connect(longterm.url, autocommit=True) as connection:
             connection.execute(f"DROP TABLE {longterm.schema}.observations_provenance")
-    found = longterm.pao_json("memory", "search", "Gus acetone")
+    found = longterm.pao_json("memory", "search", "Gus acetone")["items"]
     assert [item["id"] for item in found] == ["obs:Gus#0"]
     briefing = longterm.pao_json("brief", "Gus smells of acetone")
     assert briefing["items"][0]["id"] == "obs:Gus#0" and "provenance" not in briefing["items"][0]["meta"]

@@ -214,6 +214,13 @@ class TerminalAppDriver(TerminalDriver):
         except (TabGone, NotRunning):
             return  # already gone
 
+    def attach(self, target: str) -> None:
+        """Bring the agent's window and tab to the front."""
+        address = TabAddress.parse(target)
+        apps = self._session()
+        window, tab = self._locate(apps, address)
+        self._focus(apps, address.window_id, window, tab)
+
     # -- steps -------------------------------------------------------------------------
 
     def _session(self) -> MacApps:

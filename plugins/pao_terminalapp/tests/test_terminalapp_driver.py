@@ -210,6 +210,15 @@ def test_read_returns_the_visible_contents_or_the_history() -> None:
         assert rig.mac.calls == [*LOCATE, f"Terminal.windows.ID(4242).tabs[1].{option}.get()"]
 
 
+def test_attach_brings_the_agents_window_and_tab_forward() -> None:
+    rig = fake_rig()
+    target = rig.spawned()
+    rig.mac.calls.clear()
+    rig.driver.attach(target)
+    assert rig.mac.calls == [*LOCATE, *FOCUS]
+    assert rig.mac.submitted == []  # nothing typed
+
+
 def test_the_tab_is_found_by_its_tty_after_tabs_before_it_closed(rig: FakeRig) -> None:
     window = rig.mac.new_window()
     window.tabs.append(rig.mac.new_tab())

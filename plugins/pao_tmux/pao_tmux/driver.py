@@ -160,6 +160,28 @@ class TmuxDriver(TerminalDriver):
 
     # -- additions -----------------------------------------------------------------
 
+    def attach(self, target: str) -> None:
+        """Show the agent to the user; returns when they detach (prefix, then d).
+
+        Inside pao's own tmux server this switches the current client to the agent's
+        pane; anywhere else (a plain terminal, or the user's own tmux) it attaches a
+        client to pao's server in this terminal, nested when inside another tmux.
+        """
+        server, pane = self._address(target)
+        socket_path = self._pane_field(target, "#{socket_path}")
+        if socket_path is None:
+            raise TmuxError(f"cannot attach {target}: its tmux window is gone")
+        for command in (("select-window", "-t", pane), ("select-pane", "-t", pane)):
+            self._check(server.cmd(*command), f"attach {target}", server)
+        if _same_server(os.environ.get("TMUX", ""), socket_path):
+            argv, env = ["tmux", "-S", socket_path, "switch-client", "-t", pane], None
+        else:
+            argv = ["tmux", "-S", socket_path, "attach-session", "-t", pane]
+            env = {key: value for key, value in os.environ.items() if key != "TMUX"}  # tmux refuses to nest otherwise
+        result = subprocess.run(argv, env=env, stderr=subprocess.PIPE, text=True, check=False)
+        if result.returncode != 0:
+            raise TmuxError(f"cannot attach {target}: tmux: {' '.join(result.stderr.split()) or result.returncode}")
+
     def pid(self, target: str) -> int | None:
         """The process id of the agent (the launcher execs into it, so it is the pane's pid)."""
         value = self._pane_field(target, "#{pane_pid}")
@@ -216,6 +238,15 @@ class TmuxDriver(TerminalDriver):
         if _gone(result.stderr):
             raise TmuxError(f"cannot {doing}: its tmux window is gone")
         raise TmuxError(f"cannot {doing}: tmux: {message}")
+
+
+def _same_server(tmux_variable: str, socket_path: str) -> bool:
+    """Whether ``$TMUX`` (``SOCKET_PATH,PID,SESSION``) names the server at ``socket_path``."""
+    inside = tmux_variable.split(",")[0]
+    try:
+        return bool(inside) and os.path.samefile(inside, socket_path)
+    except OSError:
+        return False
 
 
 def _missing_session(stderr: Sequence[str]) -> bool:

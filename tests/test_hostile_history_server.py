@@ -1,0 +1,163 @@
+"""``pao history serve`` against a DNS-rebinding web page and another local user (issue 15, finding 3).
+
+The real server on 127.0.0.1 over the eval corpus's transcripts (indexed by ``pao history
+index``): a token is required by default (made 0600 under PAO_HOME, never on argv), a
+foreign ``Host`` or ``Origin`` gets 403, a body that is not ``application/json`` gets 415,
+a silent connection is closed, a slow one is cut off, connections are bounded, and the
+answers are redacted.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from pao_core.cli import main
+
+EVAL_TRANSCRIPTS = Path(__file__).parent / "data" / "eval" / "transcripts"
+PAO = str(Path(sys.executable).with_name("pao"))
+QUERY = "delete the rostra-ci IAM access key"
+
+
+@pytest.fixture
+def server(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int, str]]:
+    """``pao history serve`` as its own process: (host, port, token read from its file)."""
+    Path(os.environ["PAO_CONFIG"]).write_text("[backends.history]\nsemantic = false\n")  # lexical: a quick index
+    assert main(["history", "index", str(EVAL_TRANSCRIPTS)]) == 0
+    process = subprocess.Popen([PAO, "history", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("PAO_HISTORY_URL=http://127.0.0.1:"), process.stderr.read() if process.stderr else ""
+        port = int(first.split(":")[-1].split("/")[0])
+        token_file = Path(os.environ["PAO_HOME"]) / "history-token"
+        yield "127.0.0.1", port, token_file.read_text().strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _post(port: int, body: dict | bytes, headers: dict[str, str]) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+    connection.request("POST", "/rpc", body=payload, headers=headers)
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, (json.loads(data) if data else {})
+
+
+SEARCH = {"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": QUERY, "limit": 10}}
+
+
+def test_a_token_is_required_by_default_and_kept_private(server: tuple[str, int, str]) -> None:
+    _host, port, token = server
+    token_file = Path(os.environ["PAO_HOME"]) / "history-token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token) >= 32
+    json_type = {"Content-Type": "application/json"}
+    assert _post(port, SEARCH, json_type)[0] == 401
+    assert _post(port, SEARCH, {**json_type, "Authorization": "Bearer wrong"})[0] == 401
+    status, answer = _post(port, SEARCH, {**json_type, "Authorization": f"Bearer {token}"})
+    assert status == 200 and answer["result"]["items"]
+    done = subprocess.run([PAO, "history", "serve", "--token", token], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "--token" in done.stderr  # a token on argv would show in `ps`
+
+
+def test_answers_are_redacted(server: tuple[str, int, str]) -> None:
+    _host, port, token = server
+    status, answer = _post(port, SEARCH, {"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    texts = json.dumps(answer)
+    assert status == 200 and "rostra-ci" in texts
+    assert "AKIAQX7M3RZ2FAKE9KDP" not in texts and "[redacted]" in texts
+
+
+@pytest.mark.parametrize(("header", "value"), [
+    ("Host", "evil.example:80"), ("Origin", "http://evil.example"), ("Origin", "null"),
+    ("Origin", "http://127.0.0.1.evil.example"),
+])
+def test_dns_rebinding_and_foreign_origins_are_refused(server: tuple[str, int, str], header: str, value: str) -> None:
+    _host, port, token = server
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}", header: value}
+    status, answer = _post(port, SEARCH, headers)
+    assert status == 403 and "items" not in json.dumps(answer)
+    own = {"Content-Type": "application/json", "Authorization": f"Bearer {token}", "Origin": f"http://localhost:{port}"}
+    assert _post(port, SEARCH, own)[0] == 200
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_only_json_bodies_are_read(server: tuple[str, int, str], content_type: str | None) -> None:
+    _host, port, token = server
+    headers = {"Authorization": f"Bearer {token}", **({"Content-Type": content_type} if content_type else {})}
+    assert _post(port, json.dumps(SEARCH).encode(), headers)[0] == 415
+
+
+def test_silent_and_slow_connections_cannot_hold_the_server(server: tuple[str, int, str]) -> None:
+    from pao_historyworker.server import IDLE_TIMEOUT, MAX_CONNECTIONS
+
+    _host, port, token = server
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(MAX_CONNECTIONS + 20)]
+    try:
+        # beyond the bound, connections are closed at once: the server keeps a bounded number of threads
+        closed = 0
+        for sock in held[MAX_CONNECTIONS:]:
+            sock.settimeout(5)
+            try:
+                closed += sock.recv(1) == b""
+            except (ConnectionResetError, socket.timeout):
+                closed += 1
+        assert closed >= 15
+        started = time.monotonic()
+        sock = held[0]
+        sock.settimeout(IDLE_TIMEOUT + 15)
+        try:
+            assert sock.recv(1) == b""  # the silent connection is closed by the server
+        except ConnectionResetError:
+            pass
+        assert time.monotonic() - started <= IDLE_TIMEOUT + 10
+    finally:
+        for sock in held:
+            sock.close()
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    assert _post(port, SEARCH, headers)[0] == 200  # and serves again once they are gone
+
+
+def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from pao_historyworker import server as module
+
+    _host, port, _token = server
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        try:
+            sock.sendall(b"POST /rpc HTTP/1.1\r\n")
+            while not stop.is_set():
+                sock.sendall(b"X-Slow: a\r\n")
+                time.sleep(module.IDLE_TIMEOUT / 3)
+        except OSError:
+            pass
+
+    sender = threading.Thread(target=trickle, daemon=True)
+    started = time.monotonic()
+    sender.start()
+    sock.settimeout(module.REQUEST_TIMEOUT + 20)
+    try:
+        data = sock.recv(65536)
+        while data and not data.endswith(b"}"):
+            data += sock.recv(65536)
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    stop.set()
+    sock.close()
+    assert time.monotonic() - started <= module.REQUEST_TIMEOUT + 15
