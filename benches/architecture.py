@@ -93,7 +93,7 @@ def measure() -> dict:
                 continue
             graph[name].update(_targets(node, name, path, known))
             if in_function:
-                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{node.lineno}"
                 function_level.append(where)
                 nearby = lines[node.lineno - 1] + (lines[node.lineno - 2] if node.lineno > 1 else "")
                 if "#" not in nearby:
