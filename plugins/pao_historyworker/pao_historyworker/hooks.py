@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 
 from pao_core.config import PaoConfig
-from pao_core.contracts import ConfigTable
+from pao_core.contracts import ConfigTable, MemoryBackend
 from pao_core.hookspecs import hookimpl
-from pao_historyworker.backend import HistoryBackend
 from pao_historyworker.commands import add_history_commands, load_corpus
 from pao_historyworker.options import BACKEND_NAME, HistoryOptions
 
@@ -19,7 +18,9 @@ def pao_config_tables() -> list[ConfigTable]:
 
 
 @hookimpl
-def pao_memory_backends(config: PaoConfig) -> list[HistoryBackend]:
+def pao_memory_backends(config: PaoConfig) -> list[MemoryBackend]:
+    from pao_historyworker.backend import HistoryBackend  # sqlite3 and the index: only for a run that searches
+
     options = config.options("backends", BACKEND_NAME, HistoryOptions)
     return [HistoryBackend(options, config.home, name=BACKEND_NAME)] if options.enabled else []
 

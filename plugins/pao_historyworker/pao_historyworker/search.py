@@ -30,6 +30,8 @@ from pao_core.words import content_words
 
 from pao_historyworker.index import TOKENIZER
 
+_NOT_ALPHANUMERIC = re.compile(r"[\W_]+", re.UNICODE)
+
 BM25_WEIGHTS = (1.0, 0.8, 0.3, 1.5)
 """Column weights: prompt, reply, tool output, context (project name and branch)."""
 
@@ -60,8 +62,8 @@ class Tuning:
 
 
 def query_words(topic: str) -> list[str]:
-    """The topic's content words, lower-cased, in order, without repeats."""
-    return content_words(topic)[:32]
+    """The topic's content words, lower-cased, in order, without repeats, split where FTS5's tokenizer splits."""
+    return content_words(_NOT_ALPHANUMERIC.sub(" ", topic))[:32]
 
 
 def _phrase(word: str) -> str:
