@@ -206,7 +206,7 @@ class Plugins:
         self.manager.hook.pao_agent_spawned(record=record)
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-        self.call_each("pao_agent_state_changed", record=record, old_state=old_state, new_state=new_state, source=source)
+        self.manager.hook.pao_agent_state_changed(record=record, old_state=old_state, new_state=new_state, source=source)
 
     # -- machinery -----------------------------------------------------------------
 
