@@ -17,7 +17,7 @@ import re
 import tomllib
 import typing
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Iterable, Literal, Mapping, TypeVar
 
 import attrs
 import cattrs
@@ -88,6 +88,8 @@ class SpawnOptions:
     terminal: str = ""
     nudge: bool = True
     ready_timeout: float = attrs.field(default=45.0, validator=positive)
+    delivery: Literal["session", "file"] = "session"
+    """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
 
 
 NOTIFY_STATES = ("waiting", "blocked", "dead", "finished", "failed", "ready", "busy", "starting", "paused")

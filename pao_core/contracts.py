@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 import attrs
 
@@ -56,7 +56,8 @@ class MemoryBackend(abc.ABC):
     @abc.abstractmethod
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         """Up to ``limit`` items, best first; ``deadline`` is an absolute ``time.monotonic()`` value
-        (pao stops waiting then, whatever the backend does)."""
+        (pao stops waiting then, whatever the backend does). A ``pao_core.models.SearchResults``
+        may carry a ``note`` (what the backend could not do in time) that pao shows."""
 
     @abc.abstractmethod
     def health(self, deadline: float) -> str:
@@ -172,6 +173,14 @@ class HostAgent(abc.ABC):
     name: str
     context_file: str
     submit_key: str
+    session_channel: ClassVar[str | None] = None
+    """How the briefing reaches the model without a file in the folder (``None``: the context-file import)."""
+    event_channel: ClassVar[str | None] = None
+    """How the CLI reports its events into the agent's ``events.jsonl`` (``None``: only the screen tells)."""
+    chooses_session_id: ClassVar[bool] = False
+    """The CLI starts a new session under an id pao chose (``request.session_id``)."""
+    takes_first_prompt: ClassVar[bool] = False
+    """The CLI takes the task as its first prompt on the command line (``request.prompt``): no paste."""
 
     @abc.abstractmethod
     def command(self, request: SpawnRequest) -> list[str]:
@@ -212,6 +221,14 @@ class HostAgent(abc.ABC):
     def known_versions(self) -> tuple[str, ...]:
         """the versions whose screens pao was measured against. Default: none."""
         return ()
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """per-session files for the agent's private folder (settings with hooks), by file name. Default: none."""
+        return {}
+
+    def permission_mode(self) -> str:
+        """the permission mode the agent starts in (``default``, ``bypass``...), shown by spawn and doctor."""
+        return "default"
 
     def state_files(self) -> list[tuple[str, str | None]]:
         """each file the pre-seed edits, with why it cannot be edited (or ``None``). Default: none."""

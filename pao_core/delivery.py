@@ -104,6 +104,40 @@ def merge_block(existing: str, block: str) -> str:
     return "".join(out)
 
 
+def remove_block(existing: str) -> str:
+    """``existing`` without pao's marked blocks (and the blank line ``merge_block`` put before one at the end)."""
+    lines = _lines(existing)
+    spans = _block_spans(lines)
+    if not spans:
+        return existing
+    kept, cursor = [], 0
+    for start, stop in spans:
+        kept += lines[cursor:start]
+        cursor = stop
+    at_end = cursor == len(lines)
+    kept += lines[cursor:]
+    if at_end and len(kept) >= 2 and not kept[-1].strip() and kept[-2].endswith(("\n", "\r")):
+        kept.pop()
+    return "".join(kept)
+
+
+def undeliver(folder: str | os.PathLike[str], briefing_file: str, context_file: str, config: PaoConfig, *, created: bool) -> None:
+    """Take back what ``deliver`` wrote into ``folder``: the briefing file and the marked block (and the file, if pao created it)."""
+    target = Path(folder)
+    with pid_lock(folder_lock_path(config, target.resolve()), timeout=30):
+        Path(briefing_file).unlink(missing_ok=True)
+        context = Path(context_file)
+        try:
+            existing = context.read_text(encoding="utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return
+        remaining = remove_block(existing)
+        if created and not remaining.strip():
+            context.unlink()
+        elif remaining != existing:
+            atomic_write(context, remaining)
+
+
 def _block_spans(lines: list[str]) -> list[tuple[int, int]]:
     """``(begin, end + 1)`` line ranges of every complete marked block."""
     spans, start = [], None

@@ -19,6 +19,7 @@ import attrs
 
 from pao_core.errors import describe
 from pao_core.files import lock_owner
+from pao_core.hosts.common import permission_summary
 from pao_core.lifecycle import default_driver_name
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
@@ -88,6 +89,9 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     except Exception:  # a CLI that cannot report its version is treated as not runnable
         version = None
     checks: list[Check] = []
+    mode = host.permission_mode()
+    line = f"{host.name} permission mode: {mode} ({permission_summary(mode)})"
+    checks.append(Check("host", f"{host.name}:permission-mode", "ok", line, data={"permission_mode": mode}))
     if version is None:
         fix = _host_install_hint(host)
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))

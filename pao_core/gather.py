@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 import attrs
 
 from pao_core.errors import describe
-from pao_core.models import BackendResult, MemoryItem
+from pao_core.models import BackendResult, MemoryItem, SearchResults
 from pao_core.waiting import start
 
 if TYPE_CHECKING:
@@ -88,7 +88,9 @@ def gather(
         except Exception as exc:
             results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
-        results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished))
+        note = raw.note if isinstance(raw, SearchResults) else None
+        note = " ".join(str(note).split()) or None if note else None
+        results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished), note=note)
     return results
 
 

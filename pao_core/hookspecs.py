@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 import pluggy
 
 from pao_core.contracts import BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+from pao_core.models import McpServer
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, Briefing
+    from pao_core.models import AgentRecord, Briefing, SpawnRequest
 
 hookspec = pluggy.HookspecMarker("pao")
 hookimpl = pluggy.HookimplMarker("pao")
@@ -167,6 +168,22 @@ def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | 
 
     :param config: the effective configuration.
     :returns: detectors following ``pao_core.contracts.ReadinessDetector``.
+    """
+
+
+@collects(McpServer)
+def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> Iterable[McpServer] | None:
+    """Return the MCP servers (stdio) one spawned session gets, for that session only.
+
+    Called once per spawn after step 1 (the agent's name, folder, host and, where the
+    host takes one, session id are known), unless ``pao spawn --no-mcp``. Each host
+    profile hands them to its CLI on the command line or in a per-agent file, never in
+    the user's settings, with their ``tools`` allowed without a prompt. pao-mcp's
+    implementation returns ``pao`` (``search_memory``, ``remember``, ``memory_status``).
+
+    :param config: the effective configuration.
+    :param request: the validated spawn request.
+    :returns: ``pao_core.models.McpServer`` records.
     """
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
+from pao_core import agentdir
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
@@ -117,12 +118,15 @@ def send_text(
 
 @attrs.frozen
 class Observation:
-    """What an agent is doing now, from its process and its screen."""
+    """What an agent is doing now, from its process and its CLI's events (``source="hooks"``) or its screen."""
 
     record: AgentRecord
     state: str
     reason: str | None = None
     screen: str = ""
+    source: str = "screen"
+    receipt: float | None = None
+    """When the CLI's own SessionStart event confirmed the session (hook hosts only)."""
 
 
 @attrs.define
@@ -154,16 +158,25 @@ class Agents:
 
     # -- observing -----------------------------------------------------------------
 
-    def observe(self, record: AgentRecord, *, with_screen: bool = True) -> Observation:
-        """The agent's state now: paused, dead, or the screen's verdict (ready/busy/waiting/blocked)."""
+    def observe(self, record: AgentRecord, *, with_screen: bool = True, show_screen: bool = False) -> Observation:
+        """The agent's state now: paused, dead, else its CLI's newest event, else the screen's verdict.
+
+        An agent whose CLI reports events (``record.extra["events"]``) is never judged by
+        its screen; ``show_screen`` still captures it for display.
+        """
+        source = "hooks" if record.extra.get("events") else "screen"
         if record.state == "paused":
-            return Observation(record, "paused")
+            return Observation(record, "paused", source=source)
         driver = self.driver(record.terminal)
         if not record.target or not driver.is_alive(record.target):
-            return Observation(record, "dead", "its process or terminal is gone")
+            return Observation(record, "dead", "its process or terminal is gone", source=source)
+        screen = driver.read(record.target) if show_screen or (with_screen and source == "screen") else ""
+        if source == "hooks":
+            events = agentdir.read_events(Path(record.extra["agent_dir"], agentdir.EVENTS))
+            state = agentdir.newest_state(events) or record.state
+            return Observation(record, state, None, screen, source, agentdir.session_receipt(events, record.session_id))
         if not with_screen:
             return Observation(record, record.state)
-        screen = driver.read(record.target)
         verdict = self.reader(record.host).classify(screen)
         return Observation(record, verdict.state, verdict.reason, screen)
 
@@ -172,7 +185,7 @@ class Agents:
         record, state = observation.record, observation.state
         if state in ("unknown", record.state) or record.state == "paused":
             return record
-        return self.set_state(record.name, state, source="screen")
+        return self.set_state(record.name, state, source=observation.source)
 
     def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
         """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
@@ -201,9 +214,25 @@ class Agents:
         host = self.host(record.host)
         send_text(driver, record.target, text, submit_key=host.submit_key, reader=self.reader(record.host), name=name)
 
-    def kill(self, name: str, *, forget_only: bool = False) -> AgentRecord:
-        """End the agent's process and forget it (its checkpoint too); ``forget_only``: only forget it."""
+    def kill(self, name: str, *, forget_only: bool = False, clean: bool = False) -> AgentRecord:
+        """End the agent's process and forget it, with its checkpoint and what pao wrote for it; ``forget_only``: only forget it.
+
+        ``clean`` also removes the agent's worktree (``spawn --worktree``), and refuses,
+        before ending anything, when the worktree holds uncommitted changes.
+        """
         record = self.registry.get(name)
+        worktree = record.extra.get("worktree")
+        if clean:
+            from pao_core.worktrees import uncommitted
+
+            if not worktree:
+                raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
+            changes = uncommitted(worktree)
+            if changes:
+                raise ValidationError(
+                    f"agent {quoted(name)}'s worktree {worktree['root']} has {len(changes)} uncommitted change(s);"
+                    " commit or discard them first (nothing was ended)"
+                )
         if record.target and not forget_only:
             try:
                 driver = self.driver(record.terminal)
@@ -213,6 +242,12 @@ class Agents:
         checkpoint = record.extra.get("checkpoint")
         if checkpoint:
             Path(checkpoint).unlink(missing_ok=True)
+        others = [other for other in self.registry.list() if other.name != name]
+        cleanup_written(self.config, name, record.extra, others)
+        if clean:
+            from pao_core.worktrees import remove_worktree
+
+            remove_worktree(worktree)
         return self.registry.remove(name)
 
     def checkpoint(self, name: str) -> Path:
@@ -222,7 +257,7 @@ class Agents:
         driver = self.driver(record.terminal)
         alive = bool(record.target) and driver.is_alive(record.target)
         session = host.session_id(record) or record.session_id
-        briefing_path = Path(record.folder, self.config.briefing.filename)
+        briefing_path = self._briefing_path(record)
         document: dict[str, Any] = {
             "name": name,
             "saved_at": dt.datetime.now(dt.timezone.utc).isoformat(),
@@ -275,12 +310,18 @@ class Agents:
         """Bring back what the last checkpoint saved: the session id and a missing briefing file."""
         saved = _load_checkpoint(record.extra.get("checkpoint"))
         session = record.session_id or (saved or {}).get("session_id") or host.session_id(record)
-        briefing_path = Path(record.folder, self.config.briefing.filename)
+        briefing_path = self._briefing_path(record)
         if saved and saved.get("briefing") and not briefing_path.exists():
-            atomic_write(briefing_path, saved["briefing"])
+            private = record.extra.get("delivery", "file") != "file"
+            if private:
+                agentdir.agent_dir(self.config.home, record.name)
+            atomic_write(briefing_path, saved["briefing"], mode=0o600 if private else None)
         if session != record.session_id:
             record = self.registry.update(record.name, session_id=session)
         return record
+
+    def _briefing_path(self, record: AgentRecord) -> Path:
+        return Path(record.extra.get("briefing_file") or Path(record.folder, self.config.briefing.filename))
 
     def for_each(self, names: list[str] | None, action: Callable[[str], None]) -> dict[str, str | None]:
         """Run ``action`` on the named agents (all live ones when ``names`` is None) at once.
@@ -335,6 +376,21 @@ def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]
         else:
             env[key] = value
     return env
+
+
+def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
+    """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
+    file and the context block, unless another agent still uses the same ones."""
+    agentdir.remove_agent_dir(config.home, name)
+    briefing_file = extra.get("briefing_file")
+    if extra.get("delivery") != "file" or not briefing_file:
+        return
+    if any(other.extra.get("briefing_file") == briefing_file for other in others):
+        return
+    from pao_core.delivery import undeliver
+
+    folder = os.path.dirname(briefing_file)
+    undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))
 
 
 def _load_checkpoint(path: str | None) -> dict[str, Any] | None:

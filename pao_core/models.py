@@ -57,6 +57,15 @@ class MemoryItem:
     fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
 
 
+class SearchResults(list):  # type: ignore[type-arg]
+    """Items a backend's ``search`` returns with a one-line ``note`` for the user (what
+    it could not do in time, such as "120 transcripts left to index")."""
+
+    def __init__(self, items: Any = (), note: str | None = None) -> None:
+        super().__init__(items)
+        self.note = note
+
+
 @attrs.frozen
 class Provenance:
     """Who wrote a memory item and when: a spawned agent's name and session (``remember``)."""
@@ -82,14 +91,37 @@ class Remembered:
 
 
 @attrs.frozen
+class McpServer:
+    """An MCP server (stdio) that one spawned session gets, for that session only.
+
+    ``env`` holds values safe to show on a command line (paths); ``inherit`` names
+    variables the server gets from the agent's environment (a store URL with its
+    password). ``tools`` are allowed without a permission prompt in that session.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
+    inherit: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """``env`` plus the inherited variables that ``environ`` has."""
+        return {**{name: environ[name] for name in self.inherit if name in environ}, **self.env}
+
+
+@attrs.frozen
 class BackendResult:
-    """What one backend returned for one query, or why it returned nothing."""
+    """What one backend returned for one query, or why it returned nothing; ``note``:
+    what it said besides (:class:`SearchResults`)."""
 
     backend: str
     status: BackendStatus
     items: tuple[MemoryItem, ...] = ()
     elapsed_ms: float = 0.0
     error: str | None = None
+    note: str | None = None
 
     @property
     def count(self) -> int:
@@ -120,6 +152,12 @@ class SpawnRequest:
     host: str = "claude-code"
     terminal: str = ""
     nudge: bool = True
+    session_id: str | None = None
+    """Chosen by pao before the CLI starts, for hosts that accept one (``chooses_session_id``)."""
+    agent_dir: str | None = None
+    """The agent's private folder when the briefing goes through the host's session channel."""
+    prompt: str | None = None
+    """The first prompt (the task), for hosts that take it on the command line."""
 
 
 @attrs.frozen

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
+import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
+from pao_core import agentdir
 from pao_core import briefing as briefing_mod
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
-from pao_core.lifecycle import Agents, agent_environment, send_text
+from pao_core.lifecycle import Agents, agent_environment, cleanup_written, send_text
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
 from pao_core.waiting import poll_until
@@ -73,6 +76,7 @@ def spawn(
     terminal: str | None = None,
     host: str | None = None,
     nudge: bool | None = None,
+    worktree: bool = False,
     config: PaoConfig,
     plugins: Plugins,
     report: Reporter | None = None,
@@ -81,60 +85,129 @@ def spawn(
     """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
 
     Everything is validated before a file is written or a process started. A failure
-    after the name was reserved removes the reservation and closes the agent's window
-    (its last screen is saved under ``$PAO_HOME/failed/``).
+    after the name was reserved removes the reservation, the agent's private folder
+    and worktree, and closes the agent's window (its last screen is saved under
+    ``$PAO_HOME/failed/``). The registry is written twice: the reservation, and the
+    started agent.
     """
-    from pao_core.delivery import deliver
-
     env = dict(os.environ if environ is None else environ)
     agents = Agents(config, plugins, Registry(config.home))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
 
     plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
-    request, host_agent, driver = plan.request, plan.host, plan.driver
+    host_agent, driver = plan.host, plan.driver
     record = _reserve(agents.registry, plan)
-    request = attrs.evolve(request, name=record.name)
+    request = attrs.evolve(plan.request, name=record.name)
     clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
-    target = ""
+    target, extra = "", dict(record.extra)
     try:
+        if worktree:
+            request, extra["worktree"] = _in_worktree(request, config)
+            clock.done("1 worktree", request.folder)
         briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
-        block = host_agent.context_block(config.briefing.filename, briefing.markdown)
-        delivery = deliver(
-            briefing,
-            request.folder,
-            config=config,
-            context_file=host_agent.context_file,
-            context_block=block,
-            plugins=plugins,
-        )
-        briefing_file = str(delivery.briefing_path)
-        clock.done("4 deliver", briefing_file)
+        request, delivered = _deliver(request, briefing, host_agent, config, plugins)
+        extra.update(delivered)
+        clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
         host_agent.preseed(request.folder)
         clock.done("5 pre-seed", host_agent.name)
+        command = _command(host_agent, request)
         env = agent_environment(env, host_agent.environment(request))
-        target = driver.spawn(request.name, request.folder, host_agent.command(request), env)
-        record = agents.registry.update(
-            request.name, target=target, pid=driver.pid(target), briefing_hash=briefing.content_hash
-        )
+        target = driver.spawn(request.name, request.folder, command, env)
         clock.done("6 spawn", target)
         reader = agents.reader(request.host)
-        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name)
-        clock.done("7 ready", f"{ready.polls} polls")
-        state = "ready"
-        if request.nudge:
-            text = host_agent.nudge(request, briefing_file)
+        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name, busy=bool(request.prompt))
+        clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
+        state = "busy" if request.prompt else "ready"
+        if request.nudge and not request.prompt:
+            text = host_agent.nudge(request, str(delivered["briefing_file"]))
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
             clock.done("7 nudge", "submitted")
     except BaseException:
-        _abandon(agents, request.name, driver, target)
+        _abandon(agents, request.name, driver, target, extra)
         raise
-    session = _await_session(host_agent, record) if state == "busy" else host_agent.session_id(record)
-    record = agents.set_state(request.name, state, source="spawn", session_id=session)
+    session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
+    record = agents.set_state(
+        request.name,
+        state,
+        source="spawn",
+        folder=request.folder,
+        target=target,
+        pid=driver.pid(target),
+        session_id=session,
+        briefing_hash=briefing.content_hash,
+        extra=extra,
+    )
     plugins.agent_spawned(record)
     return Spawned(record, tuple(steps), briefing)
+
+
+def _deliver(
+    request: SpawnRequest, briefing: Briefing, host_agent: HostAgent, config: PaoConfig, plugins: Plugins
+) -> tuple[SpawnRequest, dict[str, Any]]:
+    """Step 4: the briefing into the agent's private folder (the host's session channel) or into the folder.
+
+    Returns the request completed with what the command line needs (the agent's
+    folder, the first prompt) and what the record keeps about the delivery.
+    """
+    channel = channels(host_agent)
+    if channel.session and config.spawn.delivery == "session":
+        folder = agentdir.fresh_agent_dir(config.home, request.name)
+        request = attrs.evolve(request, agent_dir=str(folder))
+        prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
+        request = attrs.evolve(request, prompt=prompt)
+        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown, **host_agent.session_files(request)})
+        plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
+        return request, {
+            "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
+            "agent_dir": str(folder), "events": channel.events,
+        }
+    from pao_core.delivery import deliver
+
+    block = host_agent.context_block(config.briefing.filename, briefing.markdown)
+    created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
+    done = deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block, plugins=plugins)
+    wrote = {"briefing_file": str(done.briefing_path), "context_file": str(done.context_path), "context_created": created}
+    return request, {"delivery": "file", **wrote}
+
+
+@attrs.frozen
+class Channels:
+    """What a host's CLI offers pao besides its screen (``pao_core.hosts.common.CliProfile`` documents each)."""
+
+    session: str | None = None
+    events: str | None = None
+    chooses_session_id: bool = False
+    first_prompt: bool = False
+
+
+def channels(host_agent: HostAgent) -> Channels:
+    """The host's channels; a host that declares none is driven through its screen and a context file."""
+    return Channels(
+        host_agent.session_channel,
+        host_agent.event_channel,
+        host_agent.chooses_session_id,
+        host_agent.takes_first_prompt,
+    )
+
+
+def _command(host_agent: HostAgent, request: SpawnRequest) -> list[str]:
+    """The host's command for this request, computed once; refused (before any process starts) if unsafe."""
+    command = host_agent.command(request)
+    if not command:
+        raise ValidationError(f"host {host_agent.name}: empty command")
+    for word in command:
+        topics.reject_control(word, f"host {host_agent.name}'s command")
+    return command
+
+
+def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
+    from pao_core.worktrees import add_worktree
+
+    made = add_worktree(request.folder, config.home, request.name)
+    return attrs.evolve(request, folder=made["path"]), made
 
 
 @attrs.frozen
@@ -184,22 +257,22 @@ def validate(
     reason = driver.availability()
     if reason:
         raise ValidationError(f"terminal {driver.name} is not available: {reason}")
+    session = str(uuid.uuid4()) if channels(host_agent).chooses_session_id else None
     request = SpawnRequest(
-        topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge
+        topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge, session
     )
-    _check_command(host_agent, request, env)
+    _check_program(host_agent, env)
     missing = host_agent.consent_gaps(env)
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)
 
 
-def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> None:
-    command = host_agent.command(request)
+def _check_program(host_agent: HostAgent, env: Mapping[str, str]) -> None:
+    """The host's program is installed (its full command is made once, in step 6, from the reserved name)."""
+    command = host_agent.command(SpawnRequest("", "", ""))
     if not command:
         raise ValidationError(f"host {host_agent.name}: empty command")
-    for word in command:
-        topics.reject_control(word, f"host {host_agent.name}'s command")
     program = command[0]
     found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
     if not found or not os.access(found, os.X_OK):
@@ -208,7 +281,9 @@ def _check_command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[st
 
 def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
     request = plan.request
-    record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="")
+    record = AgentRecord(
+        request.name, request.folder, request.topic, request.host, request.terminal, target="", session_id=request.session_id
+    )
     base = plan.base_name
     if base is not None:  # another pao may have taken the name since step 1 looked
         return registry.add_unique(record, lambda n: topics.numbered(base, n))
@@ -220,8 +295,8 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> None:
-    """Undo a failed spawn: keep the last screen for the user, close the window, free the name."""
+def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> None:
+    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the name."""
     if target:
         try:
             screen = driver.read(target)
@@ -233,6 +308,8 @@ def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str) -> 
             driver.kill(target)
         except PaoError:
             pass
+    with contextlib.suppress(PaoError, OSError):
+        cleanup_written(agents.config, name, extra)
     try:
         agents.registry.remove(name)
     except PaoError:

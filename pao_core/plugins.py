@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
-    from pao_core.models import AgentRecord, Briefing
+    from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 ENTRY_POINT_GROUP = "pao"
 
@@ -201,6 +201,9 @@ class Plugins:
 
     def readiness_detectors(self, config: PaoConfig) -> list[ReadinessDetector]:
         return self.collect("pao_readiness_detectors", config=config)
+
+    def session_mcp_servers(self, config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
+        return self.collect("pao_session_mcp_servers", config=config, request=request)
 
     def agent_spawned(self, record: AgentRecord) -> None:
         self.manager.hook.pao_agent_spawned(record=record)

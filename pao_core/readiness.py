@@ -124,9 +124,11 @@ def wait_ready(
     timeout: float,
     *,
     name: str = "agent",
+    busy: bool = False,
     clock: Callable[[], float] = time.monotonic,
 ) -> Ready:
-    """Poll until the screen reads ready; raise at once on blocked or on the process exiting."""
+    """Poll until the screen reads ready (or busy, for a CLI started with a prompt); raise on blocked or exit."""
+    accepted = ("ready", "busy") if busy else ("ready",)
     started = clock()
     seen: list[ScreenVerdict] = []
 
@@ -135,9 +137,9 @@ def wait_ready(
         seen.append(verdict)
         if verdict.state == "blocked":
             raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen)}")
-        if verdict.state != "ready" and not driver.is_alive(target):
+        if verdict.state not in accepted and not driver.is_alive(target):
             raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target))}")
-        return verdict.state == "ready"
+        return verdict.state in accepted
 
     screen = wait_for(driver, target, accept, timeout, clock=clock)
     if screen is None:

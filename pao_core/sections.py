@@ -66,6 +66,9 @@ class TopicSection(BriefingSection):
         failed = [f"{clean_inline(name)} ({result.status})" for name, result in context.backends.items() if result.status != "ok"]
         if failed:
             lines.append(f"Memory stores that did not answer: {', '.join(failed)}.")
+        notes = [f"{clean_inline(name)}: {clean_inline(result.note)}" for name, result in context.backends.items() if result.note]
+        if notes:
+            lines.append(f"Memory store notes: {'; '.join(notes)}.")
         return "  \n".join(lines)
 
 

@@ -4,7 +4,8 @@ detected, the nudge submitted, and the briefing provably in the model's first re
 ``pao spawn`` runs in this process with the real pao-tmux driver on a private socket,
 the Claude Code host profile (``PAO_CLAUDE_COMMAND`` = the pinned CLI) and one memory
 backend, registered as an ordinary plugin, whose only item carries a unique marker.
-The marker reaches the model only through CONTEXT_BRIEFING.md, imported by CLAUDE.md.
+The marker reaches the model only through the agent's private briefing file, passed with
+``--append-system-prompt-file``; the task is the CLI's first prompt on its command line.
 Runs once per pinned CLI version, inside a loopback-only network namespace when root.
 """
 
@@ -89,22 +90,31 @@ def test_pao_spawn_primes_the_real_cli(
     with capsys.disabled():
         print(f"\nClaude Code {claude_version}: pao spawn {elapsed:.2f} s, ready after spawn {steps['7 ready'] / 1000:.2f} s")
 
-    # Readiness was detected (a dialog would have stopped pao with its message) and the nudge went in.
-    assert "7 ready" in steps and "7 nudge" in steps and re.search(r"7 nudge .*submitted", err)
-    assert marker in (folder / "CONTEXT_BRIEFING.md").read_text(encoding="utf-8")
-    assert "@CONTEXT_BRIEFING.md" in (folder / "CLAUDE.md").read_text(encoding="utf-8")
+    # Readiness was detected (a dialog would have stopped pao with its message); the task went on the command line.
+    assert "7 ready" in steps and "7 nudge" not in steps
+    assert sorted(p.name for p in folder.iterdir()) == [], "pao wrote into the agent's folder"
+    record = spawned["record"] if "record" in spawned else spawned
+    private = Path(record["extra"]["agent_dir"])
+    assert marker in (private / "briefing.md").read_text(encoding="utf-8")
+    # the default mode asks before commands, says so, and accepted no bypass on the user's behalf
+    assert "permission mode: default (claude-code asks before running commands" in err
 
-    nudge = ClaudeCode().nudge(SpawnRequest(TOPIC, str(folder), "deploy-tools"), str(folder / "CONTEXT_BRIEFING.md"))
+    request = SpawnRequest(TOPIC, str(folder), "deploy-tools", agent_dir=str(private))
+    nudge = ClaudeCode().nudge(request, "")
     assert marker not in nudge
     first = anthropic_stub.wait_for_message(nudge, timeout=90.0, where=lambda request: request.is_conversation)
-    assert first is not None, f"no request carried the nudge; got {len(anthropic_stub.requests)} requests"
-    assert marker in first.first_user_text(), "the briefing was not in the first user message"  # via CLAUDE.md
+    assert first is not None, f"no request carried the task; got {len(anthropic_stub.requests)} requests"
+    system = first.text().split(nudge)[0]
+    assert marker in system and marker not in first.first_user_text(), "the briefing was not in the system prompt"
 
     # Claude Code rewrote ~/.claude.json itself and kept pao's trust entry and the user's keys.
     config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
     assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert config["hasCompletedOnboarding"] is True and "numStartups" in config
+    assert "bypassPermissionsModeAccepted" not in config
+    assert not (claude_home / ".claude" / "settings.json").exists() or "skipDangerousModePermissionPrompt" not in (
+        claude_home / ".claude" / "settings.json").read_text()
 
-    record = spawned["record"] if "record" in spawned else spawned
     assert record["state"] == "busy" and record["host"] == "claude-code"
-    assert record["session_id"] and (claude_home / ".claude" / "projects").is_dir()
+    transcript = claude_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(folder)) / f"{record['session_id']}.jsonl"
+    assert record["session_id"] and transcript.is_file(), "the transcript is not under the session id pao chose"

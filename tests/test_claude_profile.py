@@ -38,7 +38,7 @@ def test_profile_follows_the_contract(tmp_path: Path) -> None:
 
 def test_command_from_pao_claude_command_is_split_without_a_shell(tmp_path: Path) -> None:
     claude = profile(config_with(tmp_path, PAO_CLAUDE_COMMAND="'/opt/my tools/claude' --model opus"))
-    assert claude.command(REQUEST) == ["/opt/my tools/claude", "--model", "opus", "--dangerously-skip-permissions"]
+    assert claude.command(REQUEST) == ["/opt/my tools/claude", "--model", "opus", "--permission-mode", "default"]
 
 
 def test_permission_mode_and_extra_args_from_the_config_file(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_session_id_is_the_newest_transcript_since_the_agent_started(tmp_path: P
     _transcript(projects, "/w/other", "44444444-4444-4444-8444-444444444444", base + 40)
     assert claude.session_id(record) == "33333333-3333-4333-8333-333333333333"
     command = ClaudeCode(ClaudeCodeOptions(command="claude"), home=tmp_path).resume_command(record)
-    assert command == ["claude", "--resume", "33333333-3333-4333-8333-333333333333", "--dangerously-skip-permissions"]
+    assert command == ["claude", "--resume", "33333333-3333-4333-8333-333333333333", "--permission-mode", "default"]
     known = AgentRecord(name="x", folder="/nowhere", topic="t", host="claude-code", terminal="tmux", target="t", session_id="abc")
     assert ClaudeCode(ClaudeCodeOptions(command="claude"), home=tmp_path).resume_command(known)[1:3] == ["--resume", "abc"]
     unknown = AgentRecord(name="x", folder="/nowhere", topic="t", host="claude-code", terminal="tmux", target="t")

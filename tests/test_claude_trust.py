@@ -38,7 +38,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_preseed_writes_every_trust_key_and_keeps_the_rest(home: Path, folder: Path) -> None:
-    ClaudeCode(home=home).preseed(str(folder))
+    ClaudeCode(ClaudeCodeOptions(permission_mode="bypass"), home=home).preseed(str(folder))  # bypass chosen
     config = read(home / ".claude.json")
     assert config["projects"][str(folder)] == {"hasTrustDialogAccepted": True, "allowedTools": []}
     assert config["bypassPermissionsModeAccepted"] is True
@@ -136,7 +136,7 @@ def test_mcp_servers_of_the_folder_are_approved(home: Path, folder: Path) -> Non
     (folder / ".claude" / "settings.local.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash(ls)"]}, "disabledMcpjsonServers": ["blocked"]})
     )
-    ClaudeCode(home=home).preseed(str(folder))
+    ClaudeCode(ClaudeCodeOptions(mcp_approval="folder"), home=home).preseed(str(folder))  # the user chose it
     local = read(folder / ".claude" / "settings.local.json")
     assert local["enabledMcpjsonServers"] == ["memory", "notes"]  # the user's "no" stays a no
     assert local["permissions"] == {"allow": ["Bash(ls)"]}
@@ -160,8 +160,9 @@ def test_no_mcp_file_writes_no_local_settings(home: Path, folder: Path) -> None:
 
 def test_a_broken_mcp_file_is_reported(home: Path, folder: Path) -> None:
     (folder / ".mcp.json").write_text("{nope")
+    ClaudeCode(home=home).preseed(str(folder))  # the default approves nothing, so reads nothing
     with pytest.raises(UnreadableJSON, match=r"\.mcp\.json is not valid JSON"):
-        ClaudeCode(home=home).preseed(str(folder))
+        ClaudeCode(ClaudeCodeOptions(mcp_approval="folder"), home=home).preseed(str(folder))
 
 
 def test_consent_gaps_are_explained_not_filled(home: Path) -> None:
@@ -178,7 +179,7 @@ def test_consent_gaps_are_explained_not_filled(home: Path) -> None:
 def test_claude_config_dir_moves_every_file(tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()
-    ClaudeCode().preseed(str(folder))
+    ClaudeCode(ClaudeCodeOptions(permission_mode="bypass")).preseed(str(folder))
     assert read(tmp_path / "cfg" / ".claude.json")["projects"][str(folder)]["hasTrustDialogAccepted"] is True
     assert read(tmp_path / "cfg" / "settings.json") == {"skipDangerousModePermissionPrompt": True}
     assert ClaudeCode().projects_dir() == tmp_path / "cfg" / "projects"

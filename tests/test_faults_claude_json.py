@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from pao_core.hosts.claude_code import ClaudeCode
+from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 
 PRESEEDERS = 10
 
@@ -50,7 +50,7 @@ print(rounds)
 
 
 def _preseed(home: str, folder: str) -> None:
-    ClaudeCode(home=Path(home)).preseed(folder)
+    ClaudeCode(ClaudeCodeOptions(permission_mode="bypass"), home=Path(home)).preseed(folder)  # every key pao writes
 
 
 def test_ten_preseeds_and_a_rewriter_at_once_keep_every_key(tmp_path: Path) -> None:

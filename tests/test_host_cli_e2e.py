@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import time
+import uuid
 import tomllib
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from pao_core.contracts import MemoryBackend
 from pao_core.delivery import deliver
 from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
-from pao_core.pipeline import brief
+from pao_core.pipeline import brief, channels
 from pao_core.plugins import build_plugins
 from pao_core.readiness import ScreenReader
 from pao_testing.host_cases import CASES
@@ -74,6 +75,8 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
         config, plugins = load_config(), build_plugins()
         profile = next(h for h in plugins.host_agents(config) if h.name == host)
         request = SpawnRequest(topic=TOPIC, folder=str(folder), name="exporter", host=host)
+        if channels(profile).chooses_session_id:  # as pao spawn does, before the CLI starts
+            request = attrs.evolve(request, session_id=str(uuid.uuid4()))
 
         briefing = brief(TOPIC, folders=[str(folder)], config=config, plugins=plugins, backends=[OneNoteBackend()])
         assert MARKER in briefing.markdown

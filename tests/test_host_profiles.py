@@ -10,6 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pao_core.config import load_config
@@ -61,15 +62,26 @@ def test_a_configured_command_is_split_like_a_shell_would(host: str, tmp_path: P
         _host(host).command(_request(tmp_path, host))
 
 
-def test_command_lines_run_unattended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_lines_ask_by_default_and_bypass_only_when_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pao_core.hosts.codex import CodexHost, CodexOptions
+    from pao_core.hosts.gemini import GeminiHost, GeminiOptions
+
     monkeypatch.setenv("PAO_CODEX_COMMAND", "/opt/codex/bin/codex")
     monkeypatch.setenv("PAO_GEMINI_COMMAND", "/opt/gemini")
     codex, gemini = _host("codex"), _host("gemini")
+    assert codex.permission_mode() == gemini.permission_mode() == "default"
     assert codex.command(_request(tmp_path, "codex")) == [
-        "/opt/codex/bin/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
-    first, second = gemini.command(_request(tmp_path, "gemini")), gemini.command(_request(tmp_path, "gemini"))
-    assert first[:3] == ["/opt/gemini", "--yolo", "--session-id"] and len(first[3]) == 36
-    assert first[3] != second[3], "every start gets its own session id"
+        "/opt/codex/bin/codex", "--no-daemon", "--ask-for-approval", "on-request"]
+    request = attrs.evolve(_request(tmp_path, "gemini"), session_id="0f0e0d0c-0b0a-4909-8807-060504030201")
+    first, second = gemini.command(request), gemini.command(request)
+    assert first == ["/opt/gemini", "--session-id", request.session_id]
+    assert first == second, "the command is pure: the session id is pao's choice, made once per spawn"
+    assert gemini.command(_request(tmp_path, "gemini")) == ["/opt/gemini"]
+    bypass_codex = CodexHost(CodexOptions(command="codex", permission_mode="bypass"), 1000)
+    assert bypass_codex.command(_request(tmp_path, "codex")) == [
+        "codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+    assert GeminiHost(GeminiOptions(command="gemini", permission_mode="bypass")).command(
+        _request(tmp_path, "gemini"))[:2] == ["gemini", "--yolo"]
 
 
 @pytest.mark.parametrize("host", ["codex", "gemini"])
@@ -104,7 +116,7 @@ def test_a_ci_marker_set_in_the_host_table_is_kept(pao_config_file: Path, tmp_pa
 
 def test_bad_host_options_name_the_key(pao_config_file: Path) -> None:
     pao_config_file.write_text('[hosts.codex]\nargs = "--oops"\ncolour = 1\n')
-    with pytest.raises(ConfigError, match=r"hosts\.codex: unknown key 'colour' \(known keys: command, args, env\)"):
+    with pytest.raises(ConfigError, match=r"hosts\.codex: unknown key 'colour' \(known keys: command, args, env, permission_mode\)"):
         load_config()  # checked at load time, before any host is asked for
 
 
@@ -238,14 +250,13 @@ def test_codex_session_is_the_first_in_the_folder_since_the_start(tmp_path: Path
     record = _record(tmp_path, "codex", created_at=NOW)
     assert CODEX.session_id(record) == "mine"
     assert CODEX.resume_command(record) == [
-        "/opt/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "resume", "mine"]
+        "/opt/codex", "--no-daemon", "--ask-for-approval", "on-request", "resume", "mine"]
     assert CODEX.resume_command(_record(tmp_path, "codex", session_id="given"))[-1] == "given"
 
 
 def test_gemini_session_comes_from_the_command_line_or_the_transcripts(tmp_path: Path, isolated_home: Path) -> None:
     host = GeminiHost(HostOptions("/opt/gemini"))
-    chosen = host.command(_request(tmp_path, "gemini"))[3]
-    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW)) == chosen
+    assert host.session_id(_record(tmp_path, "gemini", created_at=NOW, session_id="chosen")) == "chosen"
     project = isolated_home / "user" / ".gemini" / "tmp" / "work"
     (project / "chats").mkdir(parents=True)
     (project / ".project_root").write_text(str(tmp_path))

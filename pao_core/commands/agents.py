@@ -1,4 +1,4 @@
-"""Agent commands: spawn, list, status, send, broadcast, kill, pause, resume, checkpoint, monitor."""
+"""Agent commands: spawn, list, status, attach, send, broadcast, kill, pause, resume, checkpoint."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
+from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
 
@@ -28,9 +29,16 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
     spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal or 'the first available'})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
-    spawn.add_argument("--no-nudge", action="store_true", help="do not paste the short task nudge once ready")
+    spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
     spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                        help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
+    spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
+                       help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
+                            "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
+    spawn.add_argument(
+        "--worktree", action="store_true",
+        help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
+    )
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.set_defaults(func=run_spawn)
 
@@ -74,16 +82,14 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                 "--forget", action="store_true",
                 help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
             )
+            parser.add_argument(
+                "--clean", action="store_true",
+                help="also remove the agent's worktree (spawn --worktree); refused while it has uncommitted changes",
+            )
 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
     attach.add_argument("name", metavar="NAME")
     attach.set_defaults(func=run_attach)
-
-    monitor = subparsers.add_parser("monitor", help="a refreshing table of every agent's state")
-    monitor.add_argument("--once", action="store_true", help="print the table once and exit")
-    monitor.add_argument("--json", action="store_true", help="print the states once as JSON")
-    monitor.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period (default 1)")
-    monitor.set_defaults(func=run_monitor)
 
 
 def _seconds(text: str) -> float:
@@ -119,7 +125,11 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
 
     if args.timeout is not None:
         config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
-
+    if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
+        host_name = args.host or config.spawn.host
+        table = {**config.hosts.get(host_name, {}), "permission_mode": args.permission_mode}
+        config = attrs.evolve(config, hosts={**config.hosts, host_name: table})
+    plugins = get_plugins()
     with Progress("spawning") as progress:
 
         def report(step: str, seconds: float, detail: str) -> None:
@@ -133,10 +143,14 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             terminal=args.terminal,
             host=args.host,
             nudge=False if args.no_nudge else None,
+            worktree=args.worktree,
             config=config,
-            plugins=get_plugins(),
+            plugins=plugins,
             report=report,
         )
+    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    mode = host.permission_mode() if host is not None else "unknown"
+    _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]
@@ -155,6 +169,12 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
     data = converter.unstructure(record)
     if observation is not None:
         data["observed"] = {"state": observation.state, "reason": observation.reason}
+        data["state_source"] = observation.source
+        receipt = observation.receipt
+        data["delivery"] = {
+            "channel": record.extra.get("delivery", "file"),
+            "receipt": None if receipt is None else dt.datetime.fromtimestamp(receipt, dt.timezone.utc).isoformat(),
+        }
     return data
 
 
@@ -172,7 +192,7 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
 def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
 
     agents = _agents(config)
-    observation = agents.observe(agents.registry.get(args.name))
+    observation = agents.observe(agents.registry.get(args.name), show_screen=args.screen)
     agents.refresh(observation)
     if args.json:
         data = record_json(observation.record, observation)
@@ -225,7 +245,7 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
-    record = _agents(config).kill(args.name, forget_only=args.forget)
+    record = _agents(config).kill(args.name, forget_only=args.forget, clean=args.clean)
     message = f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}"
     _done(args, "forget" if args.forget else "kill", message, record)
     return 0
@@ -268,33 +288,13 @@ def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
-def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-
-    agents = _agents(config)
-    while True:
-        seen = [agents.observe(record) for record in agents.registry.list()]
-        for observation in seen:
-            agents.refresh(observation)
-        if args.json:
-            print_json({"agents": [record_json(o.record, o) for o in seen]})
-            return 0
-        if not args.once and sys.stdout.isatty():
-            sys.stdout.write("\x1b[H\x1b[2J")
-        rows = [_row(o) for o in seen]
-        print_table(["NAME", "STATE", "AGE", "FOLDER"], rows or [["(no agents)", "", "", ""]])
-        if args.once:
-            return 0
-        sys.stdout.flush()
-        time.sleep(max(0.1, args.interval))
-
-
 def _row(observation: Observation, *fields: str) -> list[str]:
     record = observation.record
     state = observation.state + (f" ({observation.reason})" if observation.reason and observation.state == "blocked" else "")
-    return [record.name, state, *(str(getattr(record, f)) for f in fields), _age(record.created_at), record.folder]
+    return [record.name, state, *(str(getattr(record, f)) for f in fields), age_text(record.created_at), record.folder]
 
 
-def _age(created: dt.datetime) -> str:
+def age_text(created: dt.datetime) -> str:
     seconds = max(0, int((dt.datetime.now(dt.timezone.utc) - created).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:

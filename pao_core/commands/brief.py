@@ -61,6 +61,7 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
                 "elapsed_ms": result.elapsed_ms,
                 "count": result.count,
                 "error": result.error,
+                "note": result.note,
             }
             for name, result in briefing.backends.items()
         },
@@ -118,6 +119,8 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
         for name, result in briefing.backends.items():
             if result.status != "ok":
                 print(f"pao: backend {name}: {result.status}: {strip_controls(result.error or '')}", file=sys.stderr)
+            elif result.note:
+                print(f"pao: backend {name}: {strip_controls(result.note)}", file=sys.stderr)
     if not any(result.status == "ok" for result in briefing.backends.values()):
         raise PaoError(_no_answer(briefing))
     return 0

@@ -4,9 +4,9 @@ Options live in ``[hosts.claude-code]`` (``PAO_CLAUDE_COMMAND`` overrides ``comm
 
     [hosts.claude-code]
     command = "claude"                       # parsed like a shell would split it; no shell runs
-    permission_mode = "bypassPermissions"    # or "auto", "acceptEdits", "default", "plan"
+    permission_mode = "default"              # asks before commands; or "acceptEdits", "plan", "auto", "bypass"
     args = []                                # more arguments for every start
-    mcp_approval = "folder"                  # "folder", "all" or "none"
+    mcp_approval = "none"                    # approve the folder's .mcp.json servers: "folder", "all" or "none"
     env = {}                                 # extra environment for the agent
 
 See ``docs/claude-code.md`` for the risks of each permission mode.
@@ -14,6 +14,7 @@ See ``docs/claude-code.md`` for the risks of each permission mode.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Mapping
 
 import attrs
 
+from pao_core.agentdir import BRIEFING, EVENTS, append_command
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts import claude_trust
@@ -31,10 +33,16 @@ if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord, SpawnRequest
 
-PermissionMode = Literal["bypassPermissions", "auto", "acceptEdits", "default", "plan"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypass", "bypassPermissions"]
+FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}
+"""The mode line the ready screen shows (measured on 2.0.77 and 2.1.332); other modes accept any."""
 
 KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 """Versions whose screens and pre-seed facts pao was measured against (goldens in tests/data/screens)."""
+
+SETTINGS = "claude-settings.json"
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Notification")
+"""The events whose hooks append to the agent's event log (docs/hosts.md: what each one means for its state)."""
 
 _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -43,8 +51,8 @@ _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 class ClaudeCodeOptions(HostOptions):
     """The ``[hosts.claude-code]`` table: the common ``command``, ``args`` and ``env``, and Claude Code's own."""
 
-    permission_mode: PermissionMode = "bypassPermissions"
-    mcp_approval: claude_trust.McpApproval = "folder"
+    permission_mode: PermissionMode = "default"
+    mcp_approval: claude_trust.McpApproval = "none"
 
 
 def path_key(folder: str) -> str:
@@ -65,22 +73,41 @@ class ClaudeCode(CliProfile):
     name: str = "claude-code"
     context_file: str = "CLAUDE.md"
     submit_key: str = "Enter"
+    session_channel = "--append-system-prompt-file"
+    event_channel = "hooks (--settings)"
+    chooses_session_id = True
+    takes_first_prompt = True
 
     # -- starting ------------------------------------------------------------------
 
     def permission_args(self) -> list[str]:
-        if self.options.permission_mode == "bypassPermissions":
-            return ["--dangerously-skip-permissions"]
-        return ["--permission-mode", self.options.permission_mode]
+        mode = self.permission_mode()
+        return ["--dangerously-skip-permissions"] if mode == "bypass" else ["--permission-mode", mode]
 
     def command(self, request: SpawnRequest) -> list[str]:
-        return self.launch(*self.permission_args())
+        """The CLI with pao's flags: session id, per-session settings and briefing, then the first prompt."""
+        session = ["--session-id", request.session_id] if request.session_id else []
+        command = self.launch(*self.permission_args(), *session, *self.channel_args(request.agent_dir))
+        return [*command, request.prompt] if request.prompt else command
+
+    def channel_args(self, agent_dir: str | None) -> list[str]:
+        """The agent's hooks (``--settings``) and briefing (``--append-system-prompt-file``), when it has a private folder."""
+        if not agent_dir:
+            return []
+        return ["--settings", os.path.join(agent_dir, SETTINGS), "--append-system-prompt-file", os.path.join(agent_dir, BRIEFING)]
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``."""
+        assert request.agent_dir, "session files need the agent's folder"
+        hook = {"type": "command", "command": append_command(Path(request.agent_dir, EVENTS)), "timeout": 10}
+        settings = {"hooks": {event: [{"hooks": [hook]}] for event in HOOK_EVENTS}}
+        return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         """``claude --resume <session id>`` with the same flags; ``--continue`` (newest in the folder) if unknown."""
         session = record.session_id or self.session_id(record)
         resume = ["--resume", session] if session else ["--continue"]
-        return self.launch(*resume, *self.permission_args())
+        return self.launch(*resume, *self.permission_args(), *self.channel_args(record.extra.get("agent_dir")))
 
     # -- briefing delivery -----------------------------------------------------------
 
@@ -90,13 +117,16 @@ class ClaudeCode(CliProfile):
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         topic = " ".join(request.topic.split())
+        if request.agent_dir:
+            return f"Your task: {topic}. pao's briefing for it is in your system prompt; use it, then start."
         return f"Your task: {topic}. Read {briefing_file} first (what pao gathered for it), then start."
 
     # -- trust (step 5) ----------------------------------------------------------------
 
     def preseed(self, folder: str) -> None:
-        """Trust ``folder``, accept the bypass warning when in bypass mode, approve its MCP servers."""
-        bypass = self.options.permission_mode == "bypassPermissions"
+        """Trust ``folder``; only in bypass mode (the user's choice) accept the CLI's bypass warning;
+        approve the folder's MCP servers only as ``mcp_approval`` says (default: not at all)."""
+        bypass = self.permission_mode() == "bypass"
         claude_trust.trust_folder(folder, home=self.home, bypass=bypass)
         if bypass:
             claude_trust.accept_bypass_warning(home=self.home)
@@ -139,8 +169,7 @@ class ClaudeCode(CliProfile):
     # -- doctor --------------------------------------------------------------------------
 
     def detector(self) -> ClaudeCodeScreens:
-        footer = "bypass permissions on" if self.options.permission_mode == "bypassPermissions" else ""
-        return ClaudeCodeScreens(footer=footer)
+        return ClaudeCodeScreens(footer=FOOTERS.get(self.permission_mode(), ""))
 
 
 def profile(config: PaoConfig) -> ClaudeCode:

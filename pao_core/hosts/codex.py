@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
 
 import attrs
 
@@ -32,6 +32,14 @@ KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
 """Versions whose screens and settings pao was measured against (goldens in tests/data/screens/codex)."""
 INSTALL_HINT = "install Codex CLI (npm install -g @openai/codex) or set PAO_CODEX_COMMAND"
 UNATTENDED = ("--no-daemon", "--dangerously-bypass-approvals-and-sandbox")
+ASKING = ("--no-daemon", "--ask-for-approval", "on-request")
+
+
+@attrs.frozen
+class CodexOptions(HostOptions):
+    """``[hosts.codex]``: ``permission_mode`` "default" (Codex asks before leaving its sandbox) or "bypass"."""
+
+    permission_mode: Literal["default", "bypass"] = "default"
 """No shared background server left running after exit; no approval prompts (pao's agents run unattended)."""
 
 QUIET_DEFAULTS: Mapping[str, Any] = {"check_for_update_on_startup": False}
@@ -52,14 +60,18 @@ class CodexHost(CliProfile):
     install_hint = INSTALL_HINT
     versions = KNOWN_VERSIONS
 
-    options: HostOptions = HostOptions()
+    options: CodexOptions = CodexOptions()
     budget_chars: int = 6000
     name: str = NAME
     context_file: str = "AGENTS.md"
     submit_key: str = "Enter"
 
     def command(self, request: SpawnRequest) -> list[str]:
-        return self.launch(*UNATTENDED)
+        return self.launch(*self.permission_args())
+
+    def permission_args(self) -> list[str]:
+        """``bypass``: no approval prompt and no sandbox; ``default``: Codex asks before commands outside its sandbox."""
+        return list(UNATTENDED if self.permission_mode() == "bypass" else ASKING)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return embedded_block(briefing_file, briefing_markdown, self.budget_chars)
@@ -97,7 +109,7 @@ class CodexHost(CliProfile):
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or find_session(codex_home(), record.folder, record.created_at)
-        return [*self.launch(*UNATTENDED), "resume", *([session] if session else ["--last"])]
+        return [*self.launch(*self.permission_args()), "resume", *([session] if session else ["--last"])]
 
 
 def _preseed(document: Any, folder: str) -> None:
@@ -169,12 +181,12 @@ SCREEN = RuleDetector(
 
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
-    return [ConfigTable("hosts", NAME, HostOptions, {"PAO_CODEX_COMMAND": "command"})]
+    return [ConfigTable("hosts", NAME, CodexOptions, {"PAO_CODEX_COMMAND": "command"})]
 
 
 @hookimpl
 def pao_host_agents(config: PaoConfig) -> list[CodexHost]:
-    return [CodexHost(config.options("hosts", NAME, HostOptions), config.briefing.budget_chars)]
+    return [CodexHost(config.options("hosts", NAME, CodexOptions), config.briefing.budget_chars)]
 
 
 @hookimpl

@@ -34,6 +34,18 @@ class HostOptions:
     env: dict[str, str] = attrs.field(factory=dict)
 
 
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypass")
+"""pao's names, the same for every host: ``default`` asks before running commands (and, in
+Claude Code, before editing); ``bypass`` runs every tool call without asking, so it is opt-in
+(``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
+
+
+def permission_summary(mode: str) -> str:
+    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
+    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
+        mode, "see docs/security.md")
+
+
 class CliProfile(HostAgent):
     """What every host profile does alike; a profile names its program, install hint and measured versions.
 
@@ -47,6 +59,11 @@ class CliProfile(HostAgent):
     install_hint: ClassVar[str]
     versions: ClassVar[tuple[str, ...]]
     """Versions whose screens and settings pao was measured against."""
+
+    def permission_mode(self) -> str:
+        """The permission mode the agent starts in (pao's name, see :data:`PERMISSION_MODES`)."""
+        mode = getattr(self.options, "permission_mode", "default")
+        return "bypass" if mode == "bypassPermissions" else mode
 
     def executable(self) -> list[str]:
         """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing.

@@ -12,9 +12,8 @@ session id is chosen up front (``--session-id``); transcripts are
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
 
 import attrs
 
@@ -34,7 +33,15 @@ KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
 """Versions whose screens and settings pao was measured against (goldens in tests/data/screens/gemini)."""
 INSTALL_HINT = "install Gemini CLI (npm install -g @google/gemini-cli; node 20 or newer) or set PAO_GEMINI_COMMAND"
 UNATTENDED = ("--yolo",)
-"""Every tool call is accepted without asking (pao's agents run unattended)."""
+"""Bypass: every tool call is accepted without asking."""
+APPROVAL_FLAGS = {"default": (), "acceptEdits": ("--approval-mode", "auto_edit"), "bypass": UNATTENDED}
+
+
+@attrs.frozen
+class GeminiOptions(HostOptions):
+    """``[hosts.gemini]``: ``permission_mode`` "default" (asks before tools), "acceptEdits" or "bypass"."""
+
+    permission_mode: Literal["default", "acceptEdits", "bypass"] = "default"
 
 QUIET_SETTINGS: Mapping[tuple[str, ...], Any] = {
     ("general", "enableAutoUpdate"): False,
@@ -58,17 +65,16 @@ class GeminiHost(CliProfile):
     install_hint = INSTALL_HINT
     versions = KNOWN_VERSIONS
 
-    options: HostOptions = HostOptions()
+    options: GeminiOptions = GeminiOptions()
     name: str = NAME
     context_file: str = "GEMINI.md"
     submit_key: str = "Enter"
-    _sessions: dict[tuple[str, str], str] = attrs.field(factory=dict, repr=False)
+    chooses_session_id = True
 
     def command(self, request: SpawnRequest) -> list[str]:
-        """Start with a fresh session id, remembered for :meth:`session_id` in this process."""
-        session = str(uuid.uuid4())
-        self._sessions[(request.name, os.path.realpath(request.folder))] = session
-        return self.launch(*UNATTENDED, "--session-id", session)
+        """Start under the session id pao chose (``request.session_id``), when it chose one."""
+        session = ["--session-id", request.session_id] if request.session_id else []
+        return self.launch(*APPROVAL_FLAGS[self.permission_mode()], *session)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"
@@ -97,12 +103,11 @@ class GeminiHost(CliProfile):
         return []
 
     def session_id(self, record: AgentRecord) -> str | None:
-        known = self._sessions.get((record.name, os.path.realpath(record.folder)))
-        return known or find_session(gemini_dir(), record.folder, record.created_at)
+        return record.session_id or find_session(gemini_dir(), record.folder, record.created_at)
 
     def resume_command(self, record: AgentRecord) -> list[str]:
         session = record.session_id or self.session_id(record) or "latest"
-        return [*self.launch(*UNATTENDED), "--resume", session]
+        return [*self.launch(*APPROVAL_FLAGS[self.permission_mode()]), "--resume", session]
 
 
 def _quiet(settings: dict[str, Any]) -> None:
@@ -164,12 +169,12 @@ SCREEN = RuleDetector(
 
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
-    return [ConfigTable("hosts", NAME, HostOptions, {"PAO_GEMINI_COMMAND": "command"})]
+    return [ConfigTable("hosts", NAME, GeminiOptions, {"PAO_GEMINI_COMMAND": "command"})]
 
 
 @hookimpl
 def pao_host_agents(config: PaoConfig) -> list[GeminiHost]:
-    return [GeminiHost(config.options("hosts", NAME, HostOptions))]
+    return [GeminiHost(config.options("hosts", NAME, GeminiOptions))]
 
 
 @hookimpl

@@ -5,7 +5,9 @@ Gemini CLI under test gets ``GOOGLE_GEMINI_BASE_URL=<stub.url>``. Each turn make
 schema) and a ``:streamGenerateContent?alt=sse`` call. The stub answers the first
 with JSON (an object built from the requested schema, or ``reply`` as text) and the
 second with one SSE chunk carrying ``reply``; ``:countTokens`` gets a count and
-anything else a 404, recorded like the rest.
+anything else a 404, recorded like the rest. A streamed request whose contents hold
+``tool_trigger`` and no function response yet is answered with a ``functionCall`` of
+``tool_call`` (its name, or the declared function whose name ends with it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import attrs
 
 from pao_testing.loopback_stub import LoopbackStub, RecordedRequest, Reply, serve_forever
+from pao_testing.openai_stub import offered_name
 
 _USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 3, "totalTokenCount": 13}
 
@@ -23,6 +26,9 @@ _USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 3, "totalTokenCount": 
 @attrs.define
 class GeminiStub(LoopbackStub):
     """Answers ``generateContent`` and ``streamGenerateContent`` with short replies."""
+
+    tool_trigger: str | None = None
+    tool_call: tuple[str, dict[str, Any]] = ("run_shell_command", {"command": "true"})
 
     def streamed(self) -> list[RecordedRequest]:
         """The ``:streamGenerateContent`` requests so far, oldest first."""
@@ -34,6 +40,11 @@ class GeminiStub(LoopbackStub):
         if request.method != "POST":
             return _not_found(request)
         if request.route.endswith(":streamGenerateContent"):
+            if self.tool_trigger and _wants_tool(body, self.tool_trigger):
+                declared = [d.get("name", "") for tool in body.get("tools") or [] if isinstance(tool, dict)
+                            for d in tool.get("functionDeclarations") or [] if isinstance(d, dict)]
+                call = {"name": offered_name(self.tool_call[0], declared), "args": self.tool_call[1]}
+                return Reply.sse([(None, _answer_parts([{"functionCall": call}]))])
             return Reply.sse([(None, _answer(self.reply))])
         if request.route.endswith(":generateContent"):
             schema = _schema_of(body.get("generationConfig") or {})
@@ -48,8 +59,17 @@ def _not_found(request: RecordedRequest) -> Reply:
     return Reply.json({"error": {"code": 404, "message": f"no route {request.route}", "status": "NOT_FOUND"}}, 404)
 
 
+def _wants_tool(body: dict[str, Any], trigger: str) -> bool:
+    contents = json.dumps(body.get("contents") or [])
+    return trigger in contents and '"functionResponse"' not in contents
+
+
 def _answer(text: str) -> dict[str, Any]:
-    content = {"role": "model", "parts": [{"text": text}]}
+    return _answer_parts([{"text": text}])
+
+
+def _answer_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    content = {"role": "model", "parts": parts}
     return {"candidates": [{"content": content, "finishReason": "STOP", "index": 0}], "usageMetadata": _USAGE}
 
 

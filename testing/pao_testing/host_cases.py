@@ -29,7 +29,7 @@ model_provider = "loopback"
 name = "Loopback stub"
 base_url = "{base_url}"
 wire_api = "responses"
-env_key = "PAO_TEST_OPENAI_KEY"
+env_key = "LOOPBACK_OPENAI_KEY"  # not PAO_*: pao keeps its own credentials out of agents
 """
 
 
@@ -37,7 +37,7 @@ def _codex_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:
     assert isinstance(stub, OpenAIResponsesStub)
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text(CODEX_USER_CONFIG.format(base_url=stub.base_url), encoding="utf-8")
-    return {"PAO_TEST_OPENAI_KEY": "sk-loopback"}
+    return {"LOOPBACK_OPENAI_KEY": "sk-loopback"}
 
 
 def _gemini_user_setup(home: Path, stub: LoopbackStub) -> dict[str, str]:

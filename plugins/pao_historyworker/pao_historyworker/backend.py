@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from pao_historyworker.client import HistoryClient
 
 
+REFRESH_SHARE = 0.4
+"""At most this share of a search's time left goes to indexing new transcripts first."""
+
+
 class DeadlinePassed(TimeoutError):
     """The search ran out of time."""
 
@@ -68,10 +72,33 @@ class HistoryBackend(MemoryBackend):
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         if self.options.url:
             return self.client.search(query, limit, deadline)
+        from pao_core.models import SearchResults
+
         from pao_historyworker.search import Tuning, search
 
-        with local_index(self.index_path, deadline) as conn:
-            return search(conn, query, limit, Tuning(semantic=self.options.semantic), deadline=deadline)
+        from pao_historyworker.index import HistoryIndexError
+
+        note = self.refresh(deadline)
+        try:
+            with local_index(self.index_path, deadline) as conn:
+                items = search(conn, query, limit, Tuning(semantic=self.options.semantic), deadline=deadline)
+        except HistoryIndexError:
+            if note:  # another process is creating the index: nothing to search yet
+                return SearchResults([], note)
+            raise
+        return SearchResults(items, note) if note else items
+
+    def refresh(self, deadline: float) -> str | None:
+        """Index new and grown transcripts within the options' bound; a note of what is left."""
+        budget = min(self.options.refresh_seconds, REFRESH_SHARE * (deadline - time.monotonic()))
+        if budget <= 0:
+            return None
+        from pao_historyworker.fresh import refresh
+
+        try:
+            return refresh(self.index_path, self.options.transcripts_path(), budget).note
+        except Exception as exc:  # the index as it is still answers
+            return f"new transcripts not indexed: {type(exc).__name__}: {exc}"
 
     def local_files(self) -> list[Path]:
         """The local index file (none when a server is configured), for ``pao doctor``."""

@@ -83,8 +83,8 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
     try:
         with Progress(f"indexing {root}") as progress:
             report = index_transcripts(
-                conn, root, embed=options.semantic,
-                on_file=lambda seen: progress.update(f"{seen} files read"),
+                conn, root, embed=options.semantic, guard=_indexing_lock(path),
+                on_file=lambda read: progress.update(f"{read} files read"),
                 progress=lambda done, total: progress.update(f"embedding exchanges for semantic search: {done} of {total}"),
             )
     except HistoryIndexError as exc:
@@ -101,6 +101,38 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         if report.exchanges_embedded:
             print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
     return 0
+
+
+def _indexing_lock(path: Path):  # type: ignore[no-untyped-def]
+    """The lock that keeps one process at a time reading transcripts into ``path``: wait
+    for another (a search's bounded refresh, another ``pao history index``), saying so."""
+    import contextlib
+
+    import filelock
+
+    from pao_historyworker.fresh import lock_for
+
+    lock = lock_for(path)
+
+    @contextlib.contextmanager
+    def held():  # type: ignore[no-untyped-def]
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            print(f"pao: waiting for another pao process indexing into {path}", file=sys.stderr, flush=True)
+            try:
+                lock.acquire(timeout=LOCK_WAIT_S)
+            except filelock.Timeout:
+                raise PaoError(f"another pao process held {lock.lock_file} for {LOCK_WAIT_S:.0f} s; try again later") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    return held()
+
+
+LOCK_WAIT_S = 600.0
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:

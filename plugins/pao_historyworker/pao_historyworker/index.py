@@ -10,13 +10,15 @@ the beginning.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sqlite3
 import time
+from stat import S_ISREG
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, ContextManager, Iterable
 
 import attrs
 
@@ -122,12 +124,144 @@ def context_text(exchange: Exchange) -> str:
     return f"{project} {exchange.git_branch}".strip()
 
 
-def transcript_files(root: Path) -> Iterator[Path]:
-    """``<root>/<project-key>/<session>.jsonl``, Claude Code's layout (a file may be given too)."""
-    if root.is_file():
-        yield root
-        return
-    yield from sorted(root.glob("*/*.jsonl"))
+Stamp = tuple[int, int, int]
+"""A transcript file's size, mtime (ns) and inode: changed when any of them is."""
+
+
+def transcript_files(root: Path) -> dict[str, Stamp]:
+    """``<root>/<project-key>/<session>.jsonl`` (Claude Code's layout; a file may be given
+    too), each with its :data:`Stamp`, keyed by path under the resolved root.
+
+    One ``scandir`` per folder and one ``stat`` per file, nothing else: this runs before
+    every search (``pao_historyworker.fresh``), over thousands of transcripts.
+    """
+    base = os.path.realpath(root)
+    if os.path.isfile(base):
+        stat = os.stat(base)
+        return {base: (stat.st_size, stat.st_mtime_ns, stat.st_ino)}
+    found: dict[str, Stamp] = {}
+    with os.scandir(base) as projects:
+        folders = [entry.path for entry in projects if not entry.name.startswith(".") and entry.is_dir()]
+    for folder in sorted(folders):
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.endswith(".jsonl") or name.startswith("."):
+                        continue
+                    try:
+                        stat = entry.stat()
+                    except OSError:  # deleted since the listing
+                        continue
+                    if S_ISREG(stat.st_mode):
+                        found[entry.path] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        except OSError:
+            continue
+    return found
+
+
+def _prefix(root: Path) -> str:
+    return os.path.realpath(root) + (os.sep if root.is_dir() else "")
+
+
+def up_to_date(conn: sqlite3.Connection, root: Path, present: dict[str, Stamp]) -> bool:
+    """Whether the index holds every transcript of ``present`` (:func:`transcript_files` of
+    ``root``) as it is, and no other under ``root``."""
+    known = {path: (size, mtime, inode) for path, size, mtime, inode in conn.execute("SELECT path, size, mtime_ns, inode FROM files")}
+    if any(known.get(path) != stamp for path, stamp in present.items()):
+        return False
+    prefix = _prefix(root)
+    return sum(1 for path in known if path.startswith(prefix)) == len(present)
+
+
+@attrs.frozen
+class Pending:
+    """What the index lacks of a transcripts folder: files to (re)read, files gone."""
+
+    changed: list[tuple[str, Stamp, tuple | None]]
+    """(path, stamp, its ``files`` row or None), newest first."""
+    gone: list[str]
+    seen: int
+
+
+def pending(conn: sqlite3.Connection, root: Path, present: dict[str, Stamp] | None = None) -> Pending:
+    """Compare the ``files`` table with the folder (by size, mtime and inode), or with
+    ``present``, a scan of it just made."""
+    if not root.exists():
+        raise HistoryIndexError(f"{root}: no such folder")
+    present = transcript_files(root) if present is None else present
+    known = {row[0]: row for row in conn.execute("SELECT path, size, mtime_ns, inode, consumed, resume, lines, malformed FROM files")}
+    changed = []
+    for key, stamp in present.items():
+        row = known.get(key)
+        if not (row and tuple(row[1:4]) == stamp):
+            changed.append((key, stamp, row))
+    changed.sort(key=lambda entry: entry[1][1], reverse=True)  # the latest sessions matter most
+    prefix = _prefix(root)
+    gone = [path for path in known if path.startswith(prefix) and path not in present]
+    return Pending(changed, gone, len(present))
+
+
+def _grown(row: tuple | None, stamp: Stamp) -> bool:
+    return bool(row) and row[3] == stamp[2] and stamp[0] >= row[4]  # type: ignore[index]
+
+
+def unread_bytes(stamp: Stamp, row: tuple | None) -> int:
+    """How much of a changed transcript :func:`index_file` reads."""
+    return stamp[0] - (row[5] if row and _grown(row, stamp) else 0)
+
+
+def index_file(conn: sqlite3.Connection, key: str, stamp: Stamp, row: tuple | None) -> tuple[int, int, int] | None:
+    """Read one new or grown transcript into the index (a grown one from its last
+    exchange on): ``(exchanges, lines, malformed lines)``, or None when it is unreadable."""
+    grown = _grown(row, stamp)
+    start, counted, prior_lines, prior_malformed = (row[5], row[4], row[6], row[7]) if grown and row else (0, 0, 0, 0)
+    try:
+        result = read_exchanges(Path(key), start, counted)
+    except OSError:
+        return None
+    with conn:
+        _delete_from(conn, key, start)
+        added = _insert(conn, key, result.exchanges)
+        conn.execute(
+            "INSERT OR REPLACE INTO files(path, size, mtime_ns, inode, consumed, resume, lines, malformed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, *stamp, result.consumed, result.resume, prior_lines + result.lines, prior_malformed + result.malformed),
+        )
+    return added, result.lines, result.malformed
+
+
+def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
+    """Drop transcripts that are gone, with their exchanges."""
+    count = 0
+    with conn:
+        for path in paths:
+            _delete_from(conn, path, 0)
+            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            count += 1
+    return count
+
+
+def indexed_roots(conn: sqlite3.Connection) -> list[Path]:
+    """The transcript folders (or files) this index was built from."""
+    return [Path(root) for root in json.loads(meta_value(conn, "roots") or "[]")]
+
+
+def remember_root(conn: sqlite3.Connection, root: Path) -> None:
+    roots = [str(path) for path in indexed_roots(conn)]
+    key = os.path.realpath(root)
+    if key not in roots:
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('roots', ?)", (json.dumps([*roots, key]),))
+
+
+def finish(conn: sqlite3.Connection, changed: bool = True) -> None:
+    """The stored count (searches read it: count(*) scans the table) and, after a change,
+    a new generation (searching processes reload what they cached)."""
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('exchanges', (SELECT count(*) FROM exchanges))")
+    if changed:
+        bump_generation(conn)
 
 
 def _delete_from(conn: sqlite3.Connection, file: str, offset: int) -> None:
@@ -168,60 +302,39 @@ def _insert(conn: sqlite3.Connection, file: str, exchanges: Iterable[Exchange]) 
 
 
 def index_transcripts(
-    conn: sqlite3.Connection, root: Path, *, embed: bool = True, progress: Callable[[int, int], None] | None = None,
+    conn: sqlite3.Connection,
+    root: Path,
+    *,
+    embed: bool = True,
+    progress: Callable[[int, int], None] | None = None,
     on_file: Callable[[int], None] | None = None,
+    guard: ContextManager[object] | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
+    ``guard`` is held while transcripts are read (the indexing lock, ``fresh.lock_for``).
     With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
-    one; ``progress(done, total)`` is called as they are embedded, ``on_file(seen)`` as
-    each transcript file is looked at.
+    one; ``progress(done, total)`` is called as they are embedded, ``on_file(read)`` as
+    each new or grown transcript file is read.
     """
     started = time.monotonic()
-    if not root.exists():
-        raise HistoryIndexError(f"{root}: no such folder")
-    known = {row[0]: row for row in conn.execute("SELECT path, size, mtime_ns, inode, consumed, resume, lines, malformed FROM files")}
-    seen = read = added = lines = malformed = 0
-    present: set[str] = set()
-    for path in transcript_files(root):
-        key = str(path.resolve())
-        present.add(key)
-        seen += 1
-        if on_file:
-            on_file(seen)
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        row = known.get(key)
-        if row and row[1] == stat.st_size and row[2] == stat.st_mtime_ns and row[3] == stat.st_ino:
-            continue
-        grown = bool(row) and row[3] == stat.st_ino and stat.st_size >= row[4]
-        start, counted, prior_lines, prior_malformed = (row[5], row[4], row[6], row[7]) if grown else (0, 0, 0, 0)
-        try:
-            result = read_exchanges(path, start, counted)
-        except OSError:
-            continue
-        with conn:
-            _delete_from(conn, key, start)
-            added += _insert(conn, key, result.exchanges)
-            conn.execute(
-                "INSERT OR REPLACE INTO files(path, size, mtime_ns, inode, consumed, resume, lines, malformed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, stat.st_size, stat.st_mtime_ns, stat.st_ino, result.consumed, result.resume,
-                 prior_lines + result.lines, prior_malformed + result.malformed),
-            )
-        read += 1
-        lines += result.lines
-        malformed += result.malformed
-    removed = _prune(conn, root, present)
-    with conn:  # searches read the count from here: count(*) scans the whole table
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('exchanges', (SELECT count(*) FROM exchanges))")
-    if read or removed:
-        bump_generation(conn)
+    with guard or contextlib.nullcontext():
+        todo = pending(conn, root)
+        remember_root(conn, root)
+        read = added = lines = malformed = 0
+        for key, stat, row in todo.changed:
+            done = index_file(conn, key, stat, row)
+            if done is None:
+                continue
+            read += 1
+            added, lines, malformed = added + done[0], lines + done[1], malformed + done[2]
+            if on_file:
+                on_file(read)
+        removed = forget_files(conn, todo.gone)
+        finish(conn, changed=bool(read or removed))
     embedded = _embed(conn, progress) if embed else None
     return IndexReport(
-        seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3),
+        todo.seen, read, added, lines, malformed, removed, round(time.monotonic() - started, 3),
         embedded.embedded if embedded else 0, embedded.elapsed_s if embedded else 0.0,
     )
 
@@ -230,17 +343,6 @@ def _embed(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None
     if not embeddings.available():
         return None
     return embed_missing(conn, progress)
-
-
-def _prune(conn: sqlite3.Connection, root: Path, present: set[str]) -> int:
-    """Forget files under ``root`` that are gone."""
-    prefix = str(root.resolve()) + (os.sep if root.is_dir() else "")
-    gone = [p for (p,) in conn.execute("SELECT path FROM files") if p.startswith(prefix) and p not in present]
-    with conn:
-        for path in gone:
-            _delete_from(conn, path, 0)
-            conn.execute("DELETE FROM files WHERE path = ?", (path,))
-    return len(gone)
 
 
 def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:

@@ -26,6 +26,9 @@ class HistoryOptions:
     ``arguments`` maps pao's fields (``query``, ``limit``) to the tool's argument names.
     ``semantic`` (with the ``embeddings`` extra installed) embeds exchanges at index time
     and fuses vector search with the lexical one; false keeps both lexical only.
+    ``refresh_seconds``: the longest a search of the local index spends indexing new and
+    grown transcripts of ``transcripts`` first (at most 40% of the search's time left);
+    0 turns it off.
     """
 
     enabled: bool = True
@@ -41,6 +44,7 @@ class HistoryOptions:
     transcripts: Path | None = None
     max_response_bytes: int = 4 * 1024 * 1024
     semantic: bool = True
+    refresh_seconds: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
 
     def index_path(self, home: Path) -> Path:
         return self.index or home / "history.sqlite3"

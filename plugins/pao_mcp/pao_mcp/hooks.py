@@ -10,8 +10,26 @@ from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
+    from pao_core.models import McpServer, SpawnRequest
 
 AGENT_VARIABLE = "PAO_AGENT_NAME"
+SERVER_NAME = "pao"
+TOOLS = ("search_memory", "remember", "memory_status")
+
+
+@hookimpl
+def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
+    """``pao``: this interpreter runs ``pao_core mcp`` for the agent (no need for ``pao`` on its PATH)."""
+    import sys
+
+    from pao_core.models import McpServer
+
+    args = ["-m", "pao_core", "mcp", "--agent", request.name]  # the session id: pao's registry, at call time
+    env = {"PAO_HOME": str(config.home)}
+    if config.source:
+        env["PAO_CONFIG"] = str(config.source)
+    inherit = tuple(sorted(name for name in os.environ if name.startswith("PAO_") and name not in env))
+    return [McpServer(SERVER_NAME, sys.executable, tuple(args), env, inherit, TOOLS)]
 
 
 @hookimpl

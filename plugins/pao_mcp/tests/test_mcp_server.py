@@ -138,3 +138,27 @@ def test_an_oversized_message_is_refused_and_the_server_goes_on(pao_env: dict[st
     by_id = {answer.get("id"): answer for answer in answers}
     assert 2 not in by_id  # never parsed, so never answered as a ping
     assert by_id[3]["result"] == {}
+
+
+@pytest.mark.hook("pao_session_mcp_servers")
+def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pao_core.config import load_config
+    from pao_core.models import SpawnRequest
+    from pao_core.plugins import get_plugins, reset_plugins
+
+    (tmp_path / "config.toml").write_text("")
+    monkeypatch.setenv("PAO_HOME", str(tmp_path / "pao"))
+    monkeypatch.setenv("PAO_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PAO_POSTGRES_URL", "postgresql://sam:hunter2@db/memory")
+    reset_plugins()
+    try:
+        servers = get_plugins().session_mcp_servers(load_config(), SpawnRequest("fix it", str(tmp_path), "api-2"))
+    finally:
+        reset_plugins()
+    (server,) = servers
+    assert (server.name, server.command) == ("pao", sys.executable)
+    assert server.args[:5] == ("-m", "pao_core", "mcp", "--agent", "api-2")
+    assert server.tools == ("search_memory", "remember", "memory_status")
+    assert server.env == {"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
+    assert "PAO_POSTGRES_URL" in server.inherit and "hunter2" not in json.dumps(list(server.args) + list(server.env.values()))
+    assert server.environment({"PAO_POSTGRES_URL": "x"})["PAO_POSTGRES_URL"] == "x"

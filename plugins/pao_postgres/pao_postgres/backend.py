@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -13,6 +14,10 @@ from pao_postgres.options import LongtermOptions
 if TYPE_CHECKING:
     from pao_core.models import MemoryItem, Provenance, Remembered
     from pao_postgres.store import LongtermStore
+
+
+SYNC_SHARE = 0.6
+"""At most this share of a search's time left goes to syncing a changed memory file."""
 
 
 @attrs.define
@@ -33,9 +38,11 @@ class LongtermBackend(WritableMemory):
         return self._store
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
+        from pao_core.models import SearchResults
         from pao_postgres.provenance import attach_embedded, attach_server
         from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
+        note = self.follow_file(deadline)
         if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
             items = search_embedded(self.options, self.home, query, limit, deadline)
         else:
@@ -44,7 +51,21 @@ class LongtermBackend(WritableMemory):
             items = attach_server(self.store, items, deadline)
         else:
             items = attach_embedded(self.options, self.options.sqlite_file(self.home), items, deadline)
-        return [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
+        ranked = [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
+        return SearchResults(ranked, note) if note else ranked
+
+    def follow_file(self, deadline: float) -> str | None:
+        """Sync the MCP memory file into the store when it changed (``pao_postgres.filesync``);
+        a note when it could not be, and the search goes on with the store as it is."""
+        from pao_postgres.filesync import memory_file, sync
+
+        path = memory_file(self.options)
+        if path is None:
+            return None
+        try:
+            return sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic())).note
+        except Exception as exc:
+            return f"memory file {path} not synced ({exc}); searched the store as it was; 'pao memory sync' retries"
 
     def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
         """Follows ``pao_core.contracts.WritableMemory``: one observation with its provenance."""

@@ -44,6 +44,22 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(func=run_stats)
 
+    export = actions.add_parser("export", help="write the store as an MCP memory-server JSONL file")
+    export.add_argument("file", metavar="FILE", type=Path, help="the file to write (0600)")
+    export.add_argument("--force", action="store_true", help="replace FILE when it exists")
+    export.add_argument("--json", action="store_true", help="print JSON")
+    export.set_defaults(func=run_export)
+
+    forget = actions.add_parser("forget", help="remove an entity (or one of its observations) from pao's store")
+    forget.add_argument("entity", metavar="ENTITY", help="the entity's name")
+    forget.add_argument("--observation", metavar="TEXT", help="remove only this observation (its exact text)")
+    forget.add_argument("--json", action="store_true", help="print JSON")
+    forget.set_defaults(func=run_forget)
+
+    follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
+    follow.add_argument("--json", action="store_true", help="print JSON")
+    follow.set_defaults(func=run_sync)
+
     search = actions.add_parser("search", help="search the store as `pao brief` does")
     search.add_argument("topic", metavar="TOPIC")
     search.add_argument("--mode", choices=MODES, help="override the configured mode")
@@ -123,7 +139,6 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-
     stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
     if args.json:
         print_json(stats)
@@ -134,10 +149,16 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
+    import sys
 
     from pao_core.sanitize import clean_item, strip_controls
+    from pao_postgres.backend import LongtermBackend
 
-    items = open_store(config).search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
+    store = open_store(config)
+    note = LongtermBackend("longterm", store.options, store.home).follow_file(time.monotonic() + READ_DEADLINE)
+    if note:
+        print(f"pao: {strip_controls(note)}", file=sys.stderr)
+    items = store.search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
     if not args.raw_unredacted:
         items = [clean_item(item) for item in items]
     elif not args.json:  # raw, yet never an escape sequence to the terminal
@@ -147,6 +168,76 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
         return 0
     for rank, item in enumerate(items, start=1):
         print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")
+    return 0
+
+
+def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.errors import ValidationError
+    from pao_core.files import atomic_write
+    from pao_postgres.mcpfile import memory_lines
+
+    target: Path = args.file.expanduser()
+    if target.is_dir():
+        raise ValidationError(f"memory export: {target} is a folder; name a file")
+    if target.exists() and not args.force:
+        raise ValidationError(f"memory export: {target} exists; add --force to replace it")
+    if not target.parent.is_dir():
+        raise ValidationError(f"memory export: {target.parent}: no such folder")
+    store = open_store(config)
+    graph = store.graph(time.monotonic() + READ_DEADLINE)
+    atomic_write(target, memory_lines(graph), mode=0o600)  # memory text: the owner's only
+    counts = {"entities": len(graph.entities), "observations": graph.observation_count, "relations": len(graph.relations)}
+    if args.json:
+        print_json({"file": str(target), "store": store.describe(), **counts})
+    else:
+        print(f"exported {counts['entities']} entities, {counts['observations']} observations and "
+              f"{counts['relations']} relations from {store.describe()} to {target}")
+    return 0
+
+
+def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.errors import PaoError
+    from pao_core.sanitize import clean
+
+    def shown(text: str) -> str:  # memory text leaves pao redacted, without control characters
+        return repr(clean(text))
+
+    store = open_store(config)
+    removed = store.forget(args.entity, args.observation)
+    if not (removed.entities or removed.observations):
+        what = f"no observation {shown(args.observation)} of" if args.observation is not None else "no entity named"
+        raise PaoError(f"memory forget: {what} {shown(args.entity)} in {store.describe()}; nothing removed")
+    if args.json:
+        print_json({"entity": clean(args.entity), "removed": {"entities": removed.entities,
+                    "observations": removed.observations, "relations": removed.relations}})
+    elif args.observation is not None:
+        print(f"forgot {removed.observations} observation of {shown(args.entity)}")
+    else:
+        print(f"forgot {shown(args.entity)}: {removed.observations} observations, {removed.relations} relations")
+    return 0
+
+
+def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.errors import PaoError
+    from pao_postgres.filesync import memory_file, sync
+
+    store = open_store(config)
+    path = memory_file(store.options)
+    if path is None:
+        raise PaoError("memory sync: no memory file: set [backends.longterm] memory_file, PAO_MEMORY_FILE or MEMORY_FILE_PATH")
+    report = sync(store.options, store.home, path)
+    if report.note:
+        raise PaoError(f"memory sync: {report.note}")
+    if args.json:
+        print_json({"file": report.file, "store": store.describe(), "synced": report.synced,
+                    "added": dict(report.added), "removed": dict(report.removed)})
+    elif not report.synced:
+        print(f"{store.describe()} is up to date with {report.file}")
+    else:
+        a, r = report.added, report.removed
+        print(f"synced {report.file} into {store.describe()}: added {a.get('entities', 0)} entities, "
+              f"{a.get('observations', 0)} observations, {a.get('relations', 0)} relations; removed "
+              f"{r.get('entities', 0)} entities, {r.get('observations', 0)} observations, {r.get('relations', 0)} relations")
     return 0
 
 

@@ -15,7 +15,8 @@ from pao_postgres.options import BACKEND_NAME, LongtermOptions
 
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
-    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions", {"PAO_POSTGRES_URL": "url"})]
+    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions",
+                        {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"})]
 
 
 @hookimpl

@@ -76,22 +76,43 @@ def parse_line(line: str, where: str) -> EntityLine | RelationLine | None:
 def read_memory_file(path: Path) -> MemoryFile:
     """Parse and validate the whole file; raise on the first bad line, naming it."""
     try:
-        handle = path.open(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_memory(data, str(path))
+
+
+def parse_memory(data: bytes, where: str) -> MemoryFile:
+    """The graph of a file's bytes: entities merged by name (their observations in order,
+    each text once), relations in order; :class:`ImportFileError` names the first bad line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     entities: dict[str, EntityLine] = {}
     relations: list[RelationLine] = []
-    with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                parsed = parse_line(line, f"{path}:{number}")
-                if isinstance(parsed, EntityLine):
-                    known = entities.get(parsed.name)
-                    if known is not None:
-                        parsed = attrs.evolve(known, observations=known.observations + parsed.observations)
-                    entities[parsed.name] = parsed
-                elif isinstance(parsed, RelationLine):
-                    relations.append(parsed)
-        except UnicodeDecodeError as exc:
-            raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return MemoryFile(tuple(entities.values()), tuple(relations))
+    for number, line in enumerate(text.splitlines(), start=1):
+        parsed = parse_line(line, f"{where}:{number}")
+        if isinstance(parsed, EntityLine):
+            known = entities.get(parsed.name)
+            if known is not None:
+                parsed = attrs.evolve(known, observations=known.observations + parsed.observations)
+            entities[parsed.name] = attrs.evolve(parsed, observations=tuple(dict.fromkeys(parsed.observations)))
+        elif isinstance(parsed, RelationLine):
+            relations.append(parsed)
+    return MemoryFile(tuple(entities.values()), tuple(dict.fromkeys(relations)))
+
+
+def memory_lines(memory: MemoryFile) -> str:
+    """``memory`` in the MCP memory server's JSONL format (one entity or relation a line)."""
+    lines = [
+        json.dumps({"type": "entity", "name": e.name, "entityType": e.entity_type, "observations": list(e.observations)},
+                   ensure_ascii=False)
+        for e in memory.entities
+    ]
+    lines += [
+        json.dumps({"type": "relation", "from": r.source, "to": r.target, "relationType": r.relation_type},
+                   ensure_ascii=False)
+        for r in memory.relations
+    ]
+    return "".join(line + "\n" for line in lines)

@@ -80,13 +80,16 @@ class LongtermOptions:
 
     ``url``: a PostgreSQL URL (libpq ``postgresql://user@host/db`` or SQLAlchemy's
     ``postgresql+psycopg://``); empty means the embedded SQLite store at ``sqlite_path``
-    (default ``<PAO_HOME>/longterm.sqlite3``).
+    (default ``<PAO_HOME>/longterm.sqlite3``). ``memory_file``: the MCP memory server's
+    JSONL file to follow before every search (``$PAO_MEMORY_FILE`` overrides it; when
+    neither is set, the server's own absolute ``$MEMORY_FILE_PATH``).
     """
 
     enabled: bool = True
     url: str = ""
     mode: str = attrs.field(default=DEFAULT_MODE, validator=_mode)
     sqlite_path: Path | None = None
+    memory_file: Path | None = None
     schema: str = attrs.field(default="", validator=_optional_identifier)
     language: str = attrs.field(default="english", validator=_identifier)
     pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))

@@ -84,29 +84,31 @@ class LongtermStore:
 
     def import_memory(self, memory: MemoryFile, now: dt.datetime | None = None) -> ImportCounts:
         """Add what the file has and the store lacks, in one transaction."""
-        stamp = now or dt.datetime.now(dt.timezone.utc)
         with self._write() as connection:
             create_schema(connection, self.tables)
-            names = [entity.name for entity in memory.entities]
-            names += [name for rel in memory.relations for name in (rel.source, rel.target)]
-            ids, new_entities = self._ensure_entities(connection, names, {e.name: e.entity_type for e in memory.entities})
-            known = self._known_observations(connection, list(ids.values()))
-            rows = []
-            for entity in memory.entities:
-                entity_id = ids[entity.name]
-                contents, next_position = known.get(entity_id, (set(), 0))
-                for content in entity.observations:
-                    if content in contents:
-                        continue
-                    contents.add(content)
-                    rows.append(
-                        {"entity_id": entity_id, "content": content, "position": next_position, "created_at": stamp}
-                    )
-                    next_position += 1
-                known[entity_id] = (contents, next_position)
-            if rows:
-                connection.execute(sa.insert(self.tables.observations), rows)
-            added_relations = self._add_relations(connection, memory, ids)
+            return self.import_into(connection, memory, now)
+
+    def import_into(self, connection: sa.Connection, memory: MemoryFile, now: dt.datetime | None = None) -> ImportCounts:
+        """:meth:`import_memory` in the caller's write transaction."""
+        stamp = now or dt.datetime.now(dt.timezone.utc)
+        names = [entity.name for entity in memory.entities]
+        names += [name for rel in memory.relations for name in (rel.source, rel.target)]
+        ids, new_entities = self._ensure_entities(connection, names, {e.name: e.entity_type for e in memory.entities})
+        known = self._known_observations(connection, list(ids.values()))
+        rows = []
+        for entity in memory.entities:
+            entity_id = ids[entity.name]
+            contents, next_position = known.get(entity_id, (set(), 0))
+            for content in entity.observations:
+                if content in contents:
+                    continue
+                contents.add(content)
+                rows.append({"entity_id": entity_id, "content": content, "position": next_position, "created_at": stamp})
+                next_position += 1
+            known[entity_id] = (contents, next_position)
+        if rows:
+            connection.execute(sa.insert(self.tables.observations), rows)
+        added_relations = self._add_relations(connection, memory, ids)
         return ImportCounts(new_entities, len(rows), added_relations)
 
     def _ensure_entities(
@@ -115,7 +117,7 @@ class LongtermStore:
         entities = self.tables.entities
         wanted = list(dict.fromkeys(names))
         ids: dict[str, int] = {}
-        for chunk in _chunks(wanted):
+        for chunk in chunks(wanted):
             query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
             ids.update({name: entity_id for name, entity_id in connection.execute(query)})
         missing = [name for name in wanted if name not in ids]
@@ -126,7 +128,7 @@ class LongtermStore:
                 dialect.insert(entities).on_conflict_do_nothing(),
                 [{"name": name, "entity_type": types.get(name, "")} for name in missing],
             )
-            for chunk in _chunks(missing):
+            for chunk in chunks(missing):
                 query = sa.select(entities.c.name, entities.c.id).where(entities.c.name.in_(chunk))
                 ids.update({name: entity_id for name, entity_id in connection.execute(query)})
         return ids, len(missing)
@@ -134,7 +136,7 @@ class LongtermStore:
     def _known_observations(self, connection: sa.Connection, entity_ids: list[int]) -> dict[int, tuple[set[str], int]]:
         obs = self.tables.observations
         known: dict[int, tuple[set[str], int]] = {}
-        for chunk in _chunks(entity_ids):
+        for chunk in chunks(entity_ids):
             query = sa.select(obs.c.entity_id, obs.c.content, obs.c.position).where(obs.c.entity_id.in_(chunk))
             for entity_id, content, position in connection.execute(query):
                 contents, next_position = known.get(entity_id, (set(), 0))
@@ -149,7 +151,7 @@ class LongtermStore:
             return 0
         existing = set()
         involved = sorted({source for source, _, _ in wanted})
-        for chunk in _chunks(involved):
+        for chunk in chunks(involved):
             query = sa.select(rel.c.from_entity_id, rel.c.to_entity_id, rel.c.relation_type).where(
                 rel.c.from_entity_id.in_(chunk)
             )
@@ -226,6 +228,72 @@ class LongtermStore:
         )
         return inserted.scalar_one(), position
 
+    def write(self, deadline: float | None = None) -> Any:
+        """A write transaction on the store, bounded by ``deadline``."""
+        return self._write(deadline)
+
+    def forget(self, entity: str, observation: str | None = None) -> ImportCounts:
+        """Remove ``entity`` (its observations and relations with it), or only its
+        ``observation``; what was removed (all zero: nothing matched)."""
+        t = self.tables
+        with self._write() as connection:
+            create_schema(connection, t)
+            entity_id = connection.execute(sa.select(t.entities.c.id).where(t.entities.c.name == entity)).scalar()
+            if entity_id is None:
+                return ImportCounts()
+            obs = t.observations.c
+            if observation is not None:
+                gone = connection.execute(
+                    sa.delete(t.observations).where(obs.entity_id == entity_id, obs.content == observation)
+                )
+                return ImportCounts(observations=gone.rowcount)
+            rel = t.relations.c
+            counted = connection.execute(
+                sa.select(
+                    sa.select(sa.func.count()).where(obs.entity_id == entity_id).scalar_subquery(),
+                    sa.select(sa.func.count()).where(
+                        sa.or_(rel.from_entity_id == entity_id, rel.to_entity_id == entity_id)
+                    ).scalar_subquery(),
+                )
+            ).one()
+            # Explicit deletes: a mapped database's foreign keys may not cascade.
+            connection.execute(sa.delete(t.observations).where(obs.entity_id == entity_id))
+            connection.execute(
+                sa.delete(t.relations).where(sa.or_(rel.from_entity_id == entity_id, rel.to_entity_id == entity_id))
+            )
+            connection.execute(sa.delete(t.entities).where(t.entities.c.id == entity_id))
+        return ImportCounts(1, counted[0], counted[1])
+
+    def graph(self, deadline: float) -> MemoryFile:
+        """The whole store as an MCP memory graph (observations in position order)."""
+        from pao_postgres.mcpfile import EntityLine, RelationLine
+
+        if not self.exists():
+            return MemoryFile((), ())
+        t = self.tables
+        source, target = t.entities.alias("source"), t.entities.alias("target")
+        with transaction(self.engine(), deadline) as connection:
+            entities = {
+                name: EntityLine(name, kind or "", ())
+                for name, kind in connection.execute(sa.select(t.entities.c.name, t.entities.c.entity_type).order_by(t.entities.c.id))
+            }
+            observations: dict[str, list[str]] = {}
+            joined = t.observations.join(t.entities, t.entities.c.id == t.observations.c.entity_id)
+            query = sa.select(t.entities.c.name, t.observations.c.content).select_from(joined)
+            for name, content in connection.execute(query.order_by(t.entities.c.id, t.observations.c.position)):
+                observations.setdefault(name, []).append(content)
+            edges = connection.execute(
+                sa.select(source.c.name, target.c.name, t.relations.c.relation_type)
+                .select_from(t.relations.join(source, source.c.id == t.relations.c.from_entity_id)
+                             .join(target, target.c.id == t.relations.c.to_entity_id))
+                .order_by(t.relations.c.id)
+            )
+            relations = tuple(RelationLine(a, b, kind) for a, b, kind in edges)
+        return MemoryFile(
+            tuple(attrs.evolve(e, observations=tuple(observations.get(name, ()))) for name, e in entities.items()),
+            relations,
+        )
+
     # -- reads ---------------------------------------------------------------------
 
     def stats(self, deadline: float) -> dict[str, Any]:
@@ -261,7 +329,7 @@ class LongtermStore:
         return search(self, query, limit, deadline, mode or self.options.mode)
 
 
-def _chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
+def chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
     return [values[start : start + size] for start in range(0, len(values), size)]
 
 

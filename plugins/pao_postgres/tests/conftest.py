@@ -32,7 +32,8 @@ def postgres_server_url() -> Iterator[str]:
 @pytest.fixture
 def pao_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Private HOME, PAO_HOME and PAO_CONFIG; no inherited pao variables."""
-    for name in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS", "PAO_POSTGRES_URL", "PAO_HISTORY_URL"):
+    for name in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS", "PAO_POSTGRES_URL", "PAO_HISTORY_URL", "PAO_MEMORY_FILE",
+                 "MEMORY_FILE_PATH"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "user").mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "user"))

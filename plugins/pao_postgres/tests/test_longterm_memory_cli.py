@@ -63,7 +63,7 @@ def test_unrelated_topic_returns_nothing(longterm: Longterm) -> None:
     for topic in ("configure Apache Kafka topics and consumer groups on AWS MSK",
                   "train a YOLOv8 object detector on drone footage"):
         briefing = longterm.pao_json("brief", topic)
-        assert briefing["backends"]["longterm"] == {"status": "ok", "elapsed_ms": briefing["backends"]["longterm"]["elapsed_ms"], "count": 0, "error": None}
+        assert briefing["backends"]["longterm"] == {"status": "ok", "elapsed_ms": briefing["backends"]["longterm"]["elapsed_ms"], "count": 0, "error": None, "note": None}
 
 
 def test_modes_are_selectable(longterm: Longterm) -> None:

@@ -1,0 +1,84 @@
+"""A session's MCP servers (``pao_session_mcp_servers``) in each host CLI's own terms.
+
+Nothing here writes the user's settings: Claude Code gets a per-agent ``--mcp-config``
+file, Codex ``-c mcp_servers.NAME.*`` overrides, Gemini CLI a per-agent system-defaults
+file (the lowest-ranked settings scope; its ``mcpServers`` merge with the user's).
+Values that may be secret (``McpServer.inherit``) go only into those 0600 files, or
+into Codex's ``env_vars`` by name: never onto a command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from pao_core.models import McpServer
+
+CLAUDE_CONFIG = "mcp.json"
+GEMINI_DEFAULTS = "gemini-system-defaults.json"
+
+
+def claude_config(servers: Sequence[McpServer], environ: Mapping[str, str]) -> str:
+    """The ``--mcp-config`` file: ``{"mcpServers": {name: {type, command, args, env}}}``."""
+    entries = {
+        server.name: {"type": "stdio", "command": server.command, "args": list(server.args),
+                      "env": server.environment(environ)}
+        for server in servers
+    }
+    return json.dumps({"mcpServers": entries}, indent=2) + "\n"
+
+
+def claude_args(config_file: str, servers: Sequence[McpServer]) -> list[str]:
+    """``--mcp-config FILE --allowedTools mcp__S__T,...``: both options take several values,
+    so the caller puts another option after them (never the first prompt)."""
+    tools = [f"mcp__{server.name}__{tool}" for server in servers for tool in server.tools]
+    return ["--mcp-config", config_file, *(["--allowedTools", ",".join(tools)] if tools else [])]
+
+
+def codex_overrides(servers: Sequence[McpServer]) -> list[str]:
+    """``-c mcp_servers.NAME.command=...`` (and ``args``, ``env``, ``env_vars``) as TOML values."""
+    import tomlkit  # only when a Codex session gets MCP servers
+
+    def toml(value: Any) -> str:
+        return tomlkit.item(value).as_string()
+
+    args: list[str] = []
+    for server in servers:
+        key = f"mcp_servers.{server.name}"
+        values: dict[str, Any] = {"command": server.command, "args": list(server.args)}
+        if server.env:
+            values["env"] = tomlkit.inline_table()
+            values["env"].update(server.env)
+        if server.inherit:
+            values["env_vars"] = list(server.inherit)
+        for name, value in values.items():
+            args += ["-c", f"{key}.{name}={toml(value)}"]
+    return args
+
+
+def gemini_system_defaults_path(environ: Mapping[str, str]) -> Path:
+    """Where Gemini CLI reads its system defaults when pao does not point it elsewhere."""
+    if environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
+        return Path(environ["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"])
+    settings = environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
+        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin" else "/etc/gemini-cli/settings.json"
+    )
+    return Path(settings).parent / "system-defaults.json"
+
+
+def gemini_defaults(servers: Sequence[McpServer], environ: Mapping[str, str]) -> str:
+    """The per-agent system-defaults file: the machine's own (when it has one) plus the servers, trusted."""
+    base: dict[str, Any] = {}
+    try:
+        loaded = json.loads(gemini_system_defaults_path(environ).read_text(encoding="utf-8"))
+        base = loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError):  # none, or one Gemini could not read either
+        pass
+    servers_json = dict(base.get("mcpServers") or {})
+    for server in servers:
+        servers_json[server.name] = {"command": server.command, "args": list(server.args),
+                                     "env": server.environment(environ), "trust": True}
+    return json.dumps({**base, "mcpServers": servers_json}, indent=2) + "\n"

@@ -1,0 +1,72 @@
+"""What the monitor shows of each agent: its observation, machine, age and last event."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from pao_core.commands.agents import age_text
+
+if TYPE_CHECKING:
+    from pao_core.lifecycle import Agents, Observation
+
+COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
+TAIL_BYTES = 4096
+
+
+@attrs.frozen
+class Row:
+    observation: Observation
+    machine: str
+    last_event: str | None
+
+    def cells(self) -> tuple[str, ...]:
+        record, seen = self.observation.record, self.observation
+        state = seen.state + (f" ({seen.reason})" if seen.reason and seen.state == "blocked" else "")
+        return (record.name, self.machine, record.host, state, age_text(record.created_at), self.last_event or "-",
+                record.folder)
+
+
+def observe_all(agents: Agents) -> list[Row]:
+    """Look at every agent now (and record what changed); oldest first."""
+    from pao_core.sanitize import strip_controls
+
+    rows = []
+    machine = socket.gethostname()
+    for record in agents.registry.list():
+        observation = agents.observe(record)
+        agents.refresh(observation)
+        event = last_event(Path(agents.config.home) / "agents" / record.name / "events.jsonl")
+        rows.append(Row(observation, str(record.extra.get("machine") or machine),
+                        strip_controls(event) if event else None))
+    return rows
+
+
+def last_event(log: Path) -> str | None:
+    """``"Stop 12s ago"`` from the newest line of an agent's event log, if it has one."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - TAIL_BYTES))
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event: Any = json.loads(line)
+            name, at = str(event["name"]), float(event["at"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        return f"{name} {age_text(dt.datetime.fromtimestamp(at, dt.timezone.utc))} ago"
+    return None
+
+
+def print_rows(rows: list[Row]) -> None:
+    from pao_core.output import print_table
+
+    print_table(list(COLUMNS), [list(row.cells()) for row in rows] or [["(no agents)"] + [""] * (len(COLUMNS) - 1)])
