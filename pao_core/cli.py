@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pao_core.errors import ConfigError, PaoError
 
@@ -27,8 +26,6 @@ RESERVED_COMMANDS: dict[str, str] = {
     "monitor": "watch every agent's state",
     "doctor": "check what the next spawn needs",
     "eval": "measure briefing quality on a labelled corpus",
-    "memory": "longterm memory store (plugin pao-postgres)",
-    "history": "conversation-history store (plugin pao-historyworker)",
 }
 """Commands whose names are kept for pao and its plugins, with their one-line help."""
 
@@ -68,12 +65,6 @@ def _version() -> str:
         return version("pao-core")
     except PackageNotFoundError:
         return "unknown"
-
-
-def print_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (the shape of every ``--json`` output)."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
 
 
 def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -149,7 +149,9 @@ class Agents:
         return _first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
+        """The driver called ``name``; ``""``: the first one available here, in call order."""
+        drivers = self.plugins.terminal_drivers(self.config)
+        return _first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -296,7 +298,7 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.set_state(name, "starting", source="resume", target=target, pid=driver_pid(driver, target))
+        self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
@@ -345,8 +347,14 @@ class Agents:
             return dict(zip(names, pool.map(run, names)))
 
 
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
+
+
 def _first_named(objects: list[Any], name: str, what: str) -> Any:
-    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    """The object called ``name`` (``Plugins`` keeps one per name), or a one-line error."""
     for candidate in objects:
         if candidate.name == name:
             return candidate
@@ -368,12 +376,6 @@ def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]
         else:
             env[key] = value
     return env
-
-
-def driver_pid(driver: TerminalDriver, target: str) -> int | None:
-    """The agent's process id, from drivers that can tell (``pid(target)``, optional)."""
-    pid = getattr(driver, "pid", None)
-    return pid(target) if callable(pid) else None
 
 
 def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:

@@ -6,6 +6,7 @@ import argparse
 
 from pao_core.config import PaoConfig
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json
 
 MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
@@ -20,7 +21,6 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_doctor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.doctor import DEFAULT_QUERY, run_checks
     from pao_core.plugins import get_plugins
     from pao_core.sanitize import strip_controls

@@ -388,25 +388,15 @@ def run_before(work: Callable[[], T], deadline: float | None) -> T | None:
     its vectors and still answer in time; the load goes on, and later searches of a
     long-lived process (``pao history serve``) use it. Its exception is re-raised here.
     """
+    from pao_core.waiting import Late, bounded
+
     _single_threaded_blas()
     if deadline is None:
         return work()
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(work())
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run, name="pao-embed-topic", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if not outcome:
+    try:
+        return bounded(work, deadline - time.monotonic(), name="pao-embed-topic")
+    except Late:
         return None
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0]
 
 
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
 from pao_core.launch import discard_spec, launcher_argv, write_spec
 
@@ -55,7 +56,7 @@ class TmuxOptions:
 
 
 @attrs.define
-class TmuxDriver:
+class TmuxDriver(TerminalDriver):
     """``pao_core.contracts.TerminalDriver`` for tmux, plus ``pid(target)``."""
 
     options: TmuxOptions = TmuxOptions()

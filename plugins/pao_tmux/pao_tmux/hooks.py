@@ -18,7 +18,7 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("terminals", "tmux", "pao_tmux.driver:TmuxOptions", {"PAO_TMUX_SOCKET": "socket"})]
 
 
-@hookimpl
+@hookimpl(tryfirst=True)  # where tmux runs, it is the default terminal (``[spawn] terminal = ""``)
 def pao_terminal_drivers(config: PaoConfig) -> list[TerminalDriver]:
     from pao_tmux.driver import TmuxDriver, TmuxOptions
 
