@@ -156,8 +156,6 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-
     from pao_postgres.vectors import retrieval_status
 
     store = open_store(config)
