@@ -59,7 +59,7 @@ def build_parser(config: PaoConfig, plugins: Plugins) -> argparse.ArgumentParser
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # only this path needs it: start-up stays light
 
     try:
         return version("pao-core")
@@ -69,7 +69,7 @@ def _version() -> str:
 
 def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
     """The configuration, or the defaults and the error: ``--help`` and ``--version`` work whatever the file says."""
-    from pao_core.config import PaoConfig, home_path, load_config
+    from pao_core.config import PaoConfig, home_path, load_config  # configuration loading: only when this path runs
 
     try:
         return load_config(tables=plugins.config_tables(), strict_tables=plugins.complete), None
@@ -78,7 +78,7 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pao_core.plugins import get_plugins
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     try:
         plugins = get_plugins()

@@ -169,8 +169,8 @@ def _key_first(message: str) -> str:
 
 def _format_exception(exc: BaseException, type_: Any) -> str:
     """cattrs' wording, plus the reason an attrs validator gave; unknown keys with the known ones."""
-    from cattrs.errors import ForbiddenExtraKeysError
-    from cattrs.v import format_exception
+    from cattrs.errors import ForbiddenExtraKeysError  # only this path needs it: start-up stays light
+    from cattrs.v import format_exception  # only this path needs it: start-up stays light
 
     if isinstance(exc, ForbiddenExtraKeysError):
         unknown = ", ".join(repr(key) for key in sorted(exc.extra_fields))
@@ -218,7 +218,7 @@ def config_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get("PAO_CONFIG"):
         return Path(env["PAO_CONFIG"]).expanduser()
-    import platformdirs
+    import platformdirs  # only this path needs it: start-up stays light
 
     return Path(platformdirs.user_config_dir("pao")) / "config.toml"
 
@@ -228,7 +228,7 @@ def home_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get("PAO_HOME"):
         return Path(env["PAO_HOME"]).expanduser()
-    import platformdirs
+    import platformdirs  # only this path needs it: start-up stays light
 
     return Path(platformdirs.user_data_dir("pao"))
 
@@ -247,7 +247,7 @@ def load_config(
     """
     env = os.environ if environ is None else environ
     if tables is None:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # plugins imports config: looked up on use
 
         plugins = get_plugins()
         tables = plugins.config_tables()

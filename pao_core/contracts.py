@@ -19,7 +19,8 @@ import attrs
 from pao_core.errors import PaoError
 
 if TYPE_CHECKING:
-    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
+    from pao_core.models import (AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict,
+                                 SpawnRequest)
 
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")

@@ -281,7 +281,7 @@ def deliver(
     excluded = exclude_in_git(target, name, exclude)
     delivery = Delivery(target, briefing_path, context_path, excluded)
     if plugins is None:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         plugins = get_plugins()
     plugins.briefing_written(briefing, str(target), str(briefing_path))

@@ -4,8 +4,9 @@ Nothing here knows a particular backend, host or terminal: backends answer throu
 ``health(deadline)``, a test ``search`` and ``local_files()``; hosts through
 ``version()``, ``known_versions()``, ``consent_gaps()`` and ``state_files()``; drivers
 through ``availability()``, ``version()`` and ``is_alive(target)`` for the agents in
-the registry (``pao_core.contracts`` gives the optional ones their defaults). Every call that may block runs on a daemon thread
-under a deadline, so a hung store or CLI costs its deadline and nothing more.
+the registry (``pao_core.contracts`` gives the optional ones their defaults). Every call
+that may block runs on a daemon thread under a deadline, so a hung store or CLI costs its
+deadline and nothing more.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def _host_install_hint(host: HostAgent) -> str:
 
 
 def _probe_request(host: str) -> Any:
-    from pao_core.models import SpawnRequest
+    from pao_core.models import SpawnRequest  # records: only this path needs them (pao_core loads them lazily)
 
     return SpawnRequest("doctor", os.getcwd(), "doctor", host)
 

@@ -118,7 +118,7 @@ def run_queries(
     Each query runs ``repeat`` times; its latency is the median of those runs (the
     machine may be busy with other work), and its last briefing is scored.
     """
-    from pao_core.pipeline import brief
+    from pao_core.pipeline import brief  # loaded on use, not at start-up
 
     available = plugins.memory_backends(config)
     if backends is not None:

@@ -139,7 +139,7 @@ class Agents:
 
     @classmethod
     def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         return cls(config, plugins or get_plugins(), Registry(config.home))
 
@@ -192,7 +192,7 @@ class Agents:
         old: list[str] = []
         record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
         if old and old[0] != record.state:
-            from pao_core.notify import register_notifier
+            from pao_core.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
             self.plugins.agent_state_changed(record, old[0], record.state, source)
@@ -223,7 +223,7 @@ class Agents:
         record = self.registry.get(name)
         worktree = record.extra.get("worktree")
         if clean:
-            from pao_core.worktrees import uncommitted
+            from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
 
             if not worktree:
                 raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
@@ -245,7 +245,7 @@ class Agents:
         others = [other for other in self.registry.list() if other.name != name]
         cleanup_written(self.config, name, record.extra, others)
         if clean:
-            from pao_core.worktrees import remove_worktree
+            from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)
@@ -328,7 +328,7 @@ class Agents:
 
         Returns each agent's error message, or ``None`` when it worked.
         """
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor  # only this path needs it: start-up stays light
 
         if names is None:
             names = [r.name for r in self.registry.list() if r.state != "paused"]
@@ -387,7 +387,7 @@ def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], othe
         return
     if any(other.extra.get("briefing_file") == briefing_file for other in others):
         return
-    from pao_core.delivery import undeliver
+    from pao_core.delivery import undeliver  # loaded on use, not at start-up
 
     folder = os.path.dirname(briefing_file)
     undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))

@@ -164,7 +164,7 @@ def _deliver(
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
             "agent_dir": str(folder), "events": channel.events,
         }
-    from pao_core.delivery import deliver
+    from pao_core.delivery import deliver  # loaded on use, not at start-up
 
     block = host_agent.context_block(config.briefing.filename, briefing.markdown)
     created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
@@ -204,7 +204,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest) -> list[str]:
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
-    from pao_core.worktrees import add_worktree
+    from pao_core.worktrees import add_worktree  # loaded on use, not at start-up
 
     made = add_worktree(request.folder, config.home, request.name)
     return attrs.evolve(request, folder=made["path"]), made

@@ -321,10 +321,10 @@ def installed_entry_points() -> list[tuple[importlib.metadata.EntryPoint, str | 
     and the modification times of the folders on ``sys.path``, which change whenever a
     distribution is installed, upgraded or removed.
     """
-    import json
-    import sys
+    import json  # only this path needs it: start-up stays light
+    import sys  # only this path needs it: start-up stays light
 
-    import platformdirs
+    import platformdirs  # only this path needs it: start-up stays light
 
     key = [sys.executable, *[[path, _mtime_ns(path)] for path in sys.path]]
     cache = Path(platformdirs.user_cache_dir("pao")) / "entry-points.json"

@@ -121,7 +121,7 @@ def secret_rules() -> SecretRules:
     # lazy: most pao commands never redact; Aho-Corasick finds all keywords in one pass, as gitleaks does
     import tomllib
 
-    import ahocorasick_rs
+    import ahocorasick_rs  # only this path needs it: start-up stays light
 
     table = tomllib.loads(SECRET_RULES.read_text(encoding="utf-8"))
     shapes = tuple(SecretRule(rule["id"], frozenset(rule["keywords"]), re.compile(rule["regex"]), tuple(rule["covers"]))

@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
+from pao_core.errors import PaoError
 from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
@@ -107,7 +108,7 @@ NEXT_WAIT = {"6 spawn": "waiting until the agent is ready", "7 ready": "sending 
 
 
 def _agents(config: PaoConfig) -> Agents:
-    from pao_core.lifecycle import Agents
+    from pao_core.lifecycle import Agents  # loaded on use, not at start-up
 
     return Agents.open(config)
 
@@ -117,11 +118,11 @@ def _say(message: str) -> None:
 
 
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
-    import attrs
+    import attrs  # only this path needs it: start-up stays light
 
-    from pao_core.pipeline import spawn
-    from pao_core.plugins import get_plugins
-    from pao_core.progress import Progress
+    from pao_core.pipeline import spawn  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+    from pao_core.progress import Progress  # loaded on use, not at start-up
 
     if args.timeout is not None:
         config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
@@ -164,7 +165,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def record_json(record: Any, observation: Observation | None = None) -> dict[str, Any]:
     """The public JSON shape of an agent: its registry record (+ ``observed`` when looked at)."""
-    from pao_core.models import converter
+    from pao_core.models import converter  # records: only this path needs them (pao_core loads them lazily)
 
     data = converter.unstructure(record)
     if observation is not None:
@@ -225,7 +226,6 @@ def run_send(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import PaoError
 
     agents = _agents(config)
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
@@ -260,7 +260,7 @@ def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress
+    from pao_core.progress import Progress  # loaded on use, not at start-up
 
     started = time.monotonic()
     with Progress(f"resuming {args.name}", delay=0.5) as progress:

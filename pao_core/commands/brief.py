@@ -35,7 +35,7 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
     Items' title and text are redacted (:func:`pao_core.sanitize.clean`) unless ``raw_unredacted``.
     """
-    from pao_core.sanitize import clean
+    from pao_core.sanitize import clean  # only this path needs it: start-up stays light
 
     shown = (lambda text: text) if raw_unredacted else clean
     return {
@@ -73,13 +73,13 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
 
 def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.pipeline import brief
-    from pao_core.plugins import get_plugins
+    from pao_core.pipeline import brief  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
-    from pao_core.delivery import deliver
+    from pao_core.delivery import deliver  # loaded on use, not at start-up
 
-    from pao_core.sanitize import strip_controls
-    from pao_core.topic import check_topic, reject_control
+    from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
+    from pao_core.topic import check_topic, reject_control  # only this path needs it: start-up stays light
 
     check_topic(args.topic)
     for folder in args.folder:
@@ -134,7 +134,7 @@ def _no_answer(briefing: Briefing) -> str:
 
 
 def _existing_folder(folder: str) -> str:
-    from pao_core.topic import shown
+    from pao_core.topic import shown  # only this path needs it: start-up stays light
 
     path = Path(folder).expanduser()
     try:

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from pao_core.config import PaoConfig
+from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
 
@@ -29,9 +30,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import ValidationError
-    from pao_core.evaluate import comparison_rows, evaluate
-    from pao_core.plugins import get_plugins
+    from pao_core.evaluate import comparison_rows, evaluate  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     backends = None
     if args.backends is not None:

@@ -27,7 +27,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 def plugin_report(config: PaoConfig) -> dict:
     """Plugins, their hooks, the terminal drivers' availability, and failures."""
-    from pao_core.plugins import get_plugins
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     plugins = get_plugins()
     rows = plugins.describe()
@@ -68,7 +68,7 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.config import config_path
+    from pao_core.config import config_path  # configuration loading: only when this path runs
 
     if args.path:
         path = config_path()

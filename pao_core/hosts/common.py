@@ -144,7 +144,7 @@ def read_settings(path: Path, parse: Callable[[str], Any] = json.loads) -> tuple
 
 def settings_problem(path: Path) -> str | None:
     """Why pao could not edit a settings file (a JSON object, or TOML), or ``None``; a missing file is fine."""
-    import tomllib
+    import tomllib  # only this path needs it: start-up stays light
 
     kind = "TOML" if path.suffix == ".toml" else "JSON"
     data, problem = read_settings(path, tomllib.loads if kind == "TOML" else json.loads)
