@@ -64,7 +64,7 @@ def hook_cost(events: int = 200) -> dict[str, float]:
 def first_request(version: str, mode: str, stub, run: int) -> float | None:
     from pao_core import agentdir
     from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
-    from pao_core.lifecycle import send_text
+    from pao_core.conversation import send_text
     from pao_core.models import SpawnRequest
     from pao_core.readiness import ScreenReader, wait_ready
     from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, seed_home
