@@ -75,9 +75,16 @@ class HistoryBackend:
 
         from pao_historyworker.search import Tuning, search
 
+        from pao_historyworker.index import HistoryIndexError
+
         note = self.refresh(deadline)
-        with local_index(self.index_path, deadline) as conn:
-            items = search(conn, query, limit, Tuning(semantic=self.options.semantic), deadline=deadline)
+        try:
+            with local_index(self.index_path, deadline) as conn:
+                items = search(conn, query, limit, Tuning(semantic=self.options.semantic), deadline=deadline)
+        except HistoryIndexError:
+            if note:  # another process is creating the index: nothing to search yet
+                return SearchResults([], note)
+            raise
         return SearchResults(items, note) if note else items
 
     def refresh(self, deadline: float) -> str | None:

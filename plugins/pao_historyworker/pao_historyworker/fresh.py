@@ -23,11 +23,14 @@ import attrs
 import filelock
 
 from pao_historyworker.index import (
-    Pending, connect, finish, forget_files, index_file, indexed_roots, pending, remember_root, unread_bytes,
+    Pending, connect, finish, forget_files, index_file, indexed_roots, pending, remember_root, transcript_files,
+    unread_bytes, up_to_date,
 )
 
 MIN_RATE = 5e6
 """Bytes per second assumed before a file was read (transcript parsing runs at 20-60 MB/s)."""
+FIRST_FILE_S = 0.002
+"""Time assumed for the first file's transaction, besides its bytes."""
 
 
 @attrs.frozen
@@ -66,12 +69,13 @@ def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
     started = time.monotonic()
     deadline = started + max(0.0, budget_s)
     roots = [default_root]
-    if index_path.exists():
+    scans: dict[Path, dict] = {}
+    if index_path.exists() and index_path.stat().st_size:  # an empty one is being created
         conn = connect(index_path)
         try:
-            roots = indexed_roots(conn) or roots
-            roots = [root for root in roots if root.exists()]
-            if not any(pending(conn, root).outdated for root in roots):
+            roots = [root for root in indexed_roots(conn) or roots if root.exists()]
+            scans = {root: transcript_files(root) for root in roots}
+            if all(up_to_date(conn, root, scans[root]) for root in roots):
                 return Freshness(elapsed_ms=_ms(started))
         finally:
             conn.close()
@@ -86,38 +90,40 @@ def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
     try:
         conn = connect(index_path, create=True)
         try:
-            return _index_within(conn, roots, deadline, started)
+            return _index_within(conn, roots, scans, deadline, started)
         finally:
             conn.close()
     finally:
         lock.release()
 
 
-def _index_within(conn, roots: list[Path], deadline: float, started: float) -> Freshness:  # type: ignore[no-untyped-def]
+def _index_within(conn, roots: list[Path], scans: dict, deadline: float, started: float) -> Freshness:  # type: ignore[no-untyped-def]
     removed = 0
     changed = []
-    for root in roots:  # again, under the lock: another process may have just indexed
-        todo: Pending = pending(conn, root)
+    for root in roots:  # the index again, under the lock: another process may have just indexed
+        todo: Pending = pending(conn, root, scans.get(root))
         removed += forget_files(conn, todo.gone) if todo.gone else 0
         changed += todo.changed
         remember_root(conn, root)
-    changed.sort(key=lambda entry: entry[1].st_mtime_ns, reverse=True)
-    rate = MIN_RATE
-    indexed = added = 0
+    changed.sort(key=lambda entry: entry[1][1], reverse=True)
+    indexed = added = read_bytes = 0
+    spent = 0.0
     left: list[int] = []
-    for key, stat, row in changed:
-        size = unread_bytes(stat, row)
+    for key, stamp, row in changed:
+        size = unread_bytes(stamp, row)
         now = time.monotonic()
-        if now + size / rate > deadline:
+        # what this file should cost: its bytes at the rate seen so far, and no less than
+        # the files read so far took each (a busy machine pays per file, not per byte)
+        rate = max(MIN_RATE, read_bytes / spent) if spent > 0.001 else MIN_RATE
+        expected = max(size / rate, spent / indexed if indexed else FIRST_FILE_S)
+        if now + expected > deadline:
             left.append(size)
             continue
-        done = index_file(conn, key, stat, row)
-        spent = time.monotonic() - now
+        done = index_file(conn, key, stamp, row)
         if done is None:
             continue
-        indexed, added = indexed + 1, added + done[0]
-        if spent > 0.001:
-            rate = max(MIN_RATE, size / spent)
+        indexed, added, read_bytes = indexed + 1, added + done[0], read_bytes + size
+        spent += time.monotonic() - now
     if indexed or removed:
         finish(conn)
     return Freshness(indexed, removed, added, len(left), sum(left), elapsed_ms=_ms(started))

@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import time
+from stat import S_ISREG
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterable
 
@@ -137,77 +138,97 @@ def context_text(exchange: Exchange) -> str:
     return f"{project} {exchange.git_branch}".strip()
 
 
-def transcript_files(root: Path) -> dict[str, os.stat_result]:
-    """``<root>/<project-key>/<session>.jsonl`` (Claude Code's layout; a file may be given
-    too), each with its ``stat``, keyed by path under the resolved root.
+Stamp = tuple[int, int, int]
+"""A transcript file's size, mtime (ns) and inode: changed when any of them is."""
 
-    One ``scandir`` per folder and one ``stat`` per file: this runs before every search
-    (``pao_historyworker.fresh``), over thousands of transcripts.
+
+def transcript_files(root: Path) -> dict[str, Stamp]:
+    """``<root>/<project-key>/<session>.jsonl`` (Claude Code's layout; a file may be given
+    too), each with its :data:`Stamp`, keyed by path under the resolved root.
+
+    One ``scandir`` per folder and one ``stat`` per file, nothing else: this runs before
+    every search (``pao_historyworker.fresh``), over thousands of transcripts.
     """
     base = os.path.realpath(root)
     if os.path.isfile(base):
-        return {base: os.stat(base)}
-    found: dict[str, os.stat_result] = {}
+        stat = os.stat(base)
+        return {base: (stat.st_size, stat.st_mtime_ns, stat.st_ino)}
+    found: dict[str, Stamp] = {}
     with os.scandir(base) as projects:
         folders = [entry.path for entry in projects if not entry.name.startswith(".") and entry.is_dir()]
     for folder in sorted(folders):
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if entry.name.endswith(".jsonl") and not entry.name.startswith(".") and entry.is_file():
-                        try:
-                            found[entry.path] = entry.stat()
-                        except OSError:  # deleted since the listing
-                            continue
+                    name = entry.name
+                    if not name.endswith(".jsonl") or name.startswith("."):
+                        continue
+                    try:
+                        stat = entry.stat()
+                    except OSError:  # deleted since the listing
+                        continue
+                    if S_ISREG(stat.st_mode):
+                        found[entry.path] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
         except OSError:
             continue
     return found
+
+
+def _prefix(root: Path) -> str:
+    return os.path.realpath(root) + (os.sep if root.is_dir() else "")
+
+
+def up_to_date(conn: sqlite3.Connection, root: Path, present: dict[str, Stamp]) -> bool:
+    """Whether the index holds every transcript of ``present`` (:func:`transcript_files` of
+    ``root``) as it is, and no other under ``root``."""
+    known = {path: (size, mtime, inode) for path, size, mtime, inode in conn.execute("SELECT path, size, mtime_ns, inode FROM files")}
+    if any(known.get(path) != stamp for path, stamp in present.items()):
+        return False
+    prefix = _prefix(root)
+    return sum(1 for path in known if path.startswith(prefix)) == len(present)
 
 
 @attrs.frozen
 class Pending:
     """What the index lacks of a transcripts folder: files to (re)read, files gone."""
 
-    changed: list[tuple[str, os.stat_result, tuple | None]]
-    """(path, stat, its ``files`` row or None), newest first."""
+    changed: list[tuple[str, Stamp, tuple | None]]
+    """(path, stamp, its ``files`` row or None), newest first."""
     gone: list[str]
     seen: int
 
-    @property
-    def outdated(self) -> bool:
-        return bool(self.changed or self.gone)
 
-
-def pending(conn: sqlite3.Connection, root: Path) -> Pending:
-    """Compare the ``files`` table with the folder (by size, mtime and inode)."""
+def pending(conn: sqlite3.Connection, root: Path, present: dict[str, Stamp] | None = None) -> Pending:
+    """Compare the ``files`` table with the folder (by size, mtime and inode), or with
+    ``present``, a scan of it just made."""
     if not root.exists():
         raise HistoryIndexError(f"{root}: no such folder")
-    present = transcript_files(root)
+    present = transcript_files(root) if present is None else present
     known = {row[0]: row for row in conn.execute("SELECT path, size, mtime_ns, inode, consumed, resume, lines, malformed FROM files")}
     changed = []
-    for key, stat in present.items():
+    for key, stamp in present.items():
         row = known.get(key)
-        if not (row and row[1] == stat.st_size and row[2] == stat.st_mtime_ns and row[3] == stat.st_ino):
-            changed.append((key, stat, row))
-    changed.sort(key=lambda entry: entry[1].st_mtime_ns, reverse=True)  # the latest sessions matter most
-    prefix = os.path.realpath(root) + (os.sep if root.is_dir() else "")
+        if not (row and tuple(row[1:4]) == stamp):
+            changed.append((key, stamp, row))
+    changed.sort(key=lambda entry: entry[1][1], reverse=True)  # the latest sessions matter most
+    prefix = _prefix(root)
     gone = [path for path in known if path.startswith(prefix) and path not in present]
     return Pending(changed, gone, len(present))
 
 
-def _grown(row: tuple | None, stat: os.stat_result) -> bool:
-    return bool(row) and row[3] == stat.st_ino and stat.st_size >= row[4]  # type: ignore[index]
+def _grown(row: tuple | None, stamp: Stamp) -> bool:
+    return bool(row) and row[3] == stamp[2] and stamp[0] >= row[4]  # type: ignore[index]
 
 
-def unread_bytes(stat: os.stat_result, row: tuple | None) -> int:
+def unread_bytes(stamp: Stamp, row: tuple | None) -> int:
     """How much of a changed transcript :func:`index_file` reads."""
-    return stat.st_size - (row[5] if row and _grown(row, stat) else 0)
+    return stamp[0] - (row[5] if row and _grown(row, stamp) else 0)
 
 
-def index_file(conn: sqlite3.Connection, key: str, stat: os.stat_result, row: tuple | None) -> tuple[int, int, int] | None:
+def index_file(conn: sqlite3.Connection, key: str, stamp: Stamp, row: tuple | None) -> tuple[int, int, int] | None:
     """Read one new or grown transcript into the index (a grown one from its last
     exchange on): ``(exchanges, lines, malformed lines)``, or None when it is unreadable."""
-    grown = _grown(row, stat)
+    grown = _grown(row, stamp)
     start, counted, prior_lines, prior_malformed = (row[5], row[4], row[6], row[7]) if grown and row else (0, 0, 0, 0)
     try:
         result = read_exchanges(Path(key), start, counted)
@@ -219,8 +240,7 @@ def index_file(conn: sqlite3.Connection, key: str, stat: os.stat_result, row: tu
         conn.execute(
             "INSERT OR REPLACE INTO files(path, size, mtime_ns, inode, consumed, resume, lines, malformed)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, stat.st_size, stat.st_mtime_ns, stat.st_ino, result.consumed, result.resume,
-             prior_lines + result.lines, prior_malformed + result.malformed),
+            (key, *stamp, result.consumed, result.resume, prior_lines + result.lines, prior_malformed + result.malformed),
         )
     return added, result.lines, result.malformed
 

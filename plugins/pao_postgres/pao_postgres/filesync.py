@@ -147,7 +147,8 @@ def added_part(old: MemoryFile, new: MemoryFile) -> MemoryFile:
         for e in new.entities
     )
     entities = tuple(e for e in entities if e.observations or e.name not in known)
-    return MemoryFile(entities, tuple(r for r in new.relations if r not in set(old.relations)))
+    had_relations = set(old.relations)
+    return MemoryFile(entities, tuple(r for r in new.relations if r not in had_relations))
 
 
 # -- the sync table and the apply step ------------------------------------------------------
@@ -237,9 +238,12 @@ def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, d
     with store.write(deadline) as connection:
         if not store.is_sqlite:  # one syncing transaction at a time (SQLite: its write lock), schema included
             connection.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(SYNC_TABLE))))
-        create_schema(connection, store.tables)
-        table.create(connection, checkfirst=True)
-        row = connection.execute(sa.select(table.c.signature, table.c.digest, table.c.graph).where(table.c.source == source)).first()
+        row = None
+        if sa.inspect(connection).has_table(SYNC_TABLE, schema=table.schema):
+            row = connection.execute(sa.select(table.c.signature, table.c.digest, table.c.graph).where(table.c.source == source)).first()
+        if row is None:  # a first sync: the schema may be missing (a synced store has it)
+            create_schema(connection, store.tables)
+            table.create(connection, checkfirst=True)
         if row is not None and row.signature == current:
             return SyncReport(source)  # another process synced this version meanwhile
         added: dict[str, int] = {}

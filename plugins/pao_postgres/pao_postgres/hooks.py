@@ -18,7 +18,7 @@ BACKEND_NAME = "longterm"
 def pao_config_tables() -> list[ConfigTable]:
     from pao_core.config import ConfigTable
 
-    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions", {"PAO_POSTGRES_URL": "url"})]
+    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions", {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"})]
 
 
 @hookimpl
