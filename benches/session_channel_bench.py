@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pao_testing.claude_cli import isolation_problem  # noqa: E402
+from pao_testing.claude_cli import rerun_isolated, runs_and_json  # noqa: E402
 
 MODES = ("command-line", "paste-first-ready", "confirmed-paste")
 EVENT = {"session_id": str(uuid.uuid4()), "transcript_path": "/tmp/x.jsonl", "cwd": "/tmp/project",
@@ -118,15 +118,13 @@ class _TmuxDriver:
 
 
 def main() -> int:
-    if isolation_problem():
-        script = 'ip link set lo up && exec "$0" "$@"'
-        return subprocess.call(["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, *sys.argv[1:]])
+    isolated = rerun_isolated(__file__, sys.argv[1:])
+    if isolated is not None:
+        return isolated
     from pao_testing.anthropic_stub import AnthropicStub
     from pao_testing.claude_cli import pinned_versions
 
-    as_json = "--json" in sys.argv[1:]
-    numbers = [arg for arg in sys.argv[1:] if arg != "--json"]
-    runs = int(numbers[0]) if numbers else 5
+    runs, as_json = runs_and_json(sys.argv[1:])
     report: dict = {"load_average_start": round(os.getloadavg()[0], 1), "hook_cost": hook_cost()}
     with AnthropicStub() as stub:
         for version in pinned_versions():
