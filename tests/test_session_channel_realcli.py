@@ -124,9 +124,9 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     assert idle["state_source"] == "hooks" and idle["session_id"] == session
     assert idle["delivery"]["channel"] == "--append-system-prompt-file" and idle["delivery"]["receipt"]
 
-    anthropic_stub.delay = 6.0
+    anthropic_stub.delay = 15.0  # long enough to see busy on a loaded machine
     run("send", "w", "now count the gadgets")
-    busy = _until(status, lambda s: s["observed"]["state"] == "busy", timeout=20)
+    busy = _until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
     assert busy["state_source"] == "hooks"
     anthropic_stub.delay = 0.0
     _until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)
