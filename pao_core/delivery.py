@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pao_core.errors import PaoError
-from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, pid_lock, private_dir, refuse_symlink
+from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, lock_for, private_dir, refuse_symlink, state_lock
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -218,7 +218,7 @@ def exclude_in_git(folder: Path, filename: str, exclude: Path | None = None) -> 
     # No leading slash: the folder may be below the top level, and the name is distinctive.
     pattern = filename
     ensure_dir(exclude.parent)
-    with pid_lock(exclude.with_name(exclude.name + ".pao.lock")):
+    with state_lock(lock_for(exclude)):
         try:
             current = exclude.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -233,7 +233,7 @@ def exclude_in_git(folder: Path, filename: str, exclude: Path | None = None) -> 
 def folder_lock_path(config: PaoConfig, folder: Path) -> Path:
     """The lock every delivery into ``folder`` holds (kept under PAO_HOME, not in the folder).
 
-    Hold it with :func:`pao_core.files.pid_lock` to read the two files as one consistent pair.
+    Hold it with :func:`pao_core.files.state_lock` to read the two files as one consistent pair.
     """
     key = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return private_dir(config.home / "locks") / f"deliver-{key}.lock"
@@ -269,7 +269,7 @@ def deliver(
             refuse_symlink(exclude)
         except SymlinkRefused as exc:
             raise DeliveryError(str(exc)) from None
-    with pid_lock(folder_lock_path(config, target), timeout=30):
+    with state_lock(folder_lock_path(config, target), timeout=30):
         previous_briefing = _check_target(briefing_path, "briefing")
         existing = _check_target(context_path, "context file")
         merged = merge_block(existing or "", block)

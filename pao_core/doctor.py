@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Seq
 
 import attrs
 
-from pao_core.files import lock_owner
+from pao_core.files import lock_is_held
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
 
@@ -35,8 +35,6 @@ T = TypeVar("T")
 
 DEFAULT_QUERY = "test"
 VERSION_TIMEOUT = 15.0
-LONG_HELD_LOCK = 60.0
-"""A registry lock held this long (seconds) by a live process is worth a warning."""
 
 
 @attrs.frozen
@@ -222,6 +220,9 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
         if missing:  # nothing to reach yet: the store was never created
             return checks + [_not_created(name, missing, one_line(exc))]
         line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
+        # its files exist but do not work: say so on their lines too, so the report agrees with itself
+        checks = [attrs.evolve(check, status="fail", line=f"{check.line}: unusable (see the next line)")
+                  for check in checks]
         return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
     if missing:
         return checks + [_not_created(name, missing, one_line(Exception(health)))]
@@ -280,22 +281,10 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
 
 
 def _check_lock(lock: Path) -> Check:
-    state = lock_owner(lock)
-    if state is None:
-        return Check("registry", "lock", "ok", "registry lock: free")
-    owner, stale = state
-    pid = owner.get("pid", "?")
-    if stale:
-        return Check("registry", "lock", "warn", f"registry lock {lock}: left by process {pid}, which is gone",
-                     "nothing to do: the next pao command takes it over (or remove the file)", {"pid": pid})
-    held = time.time() - float(owner.get("time") or time.time())
-    if owner.get("host") not in (None, os.uname().nodename):
-        return Check("registry", "lock", "fail", f"registry lock {lock}: held by process {pid} on {owner['host']}",
-                     "pao cannot tell whether it still runs: remove the file if no pao runs there", {"pid": pid})
-    if held > LONG_HELD_LOCK:
-        return Check("registry", "lock", "warn", f"registry lock {lock}: held by live process {pid} for {held:.0f} s",
-                     f"if process {pid} is not pao, remove the file", {"pid": pid})
-    return Check("registry", "lock", "ok", f"registry lock: held right now by process {pid}", data={"pid": pid})
+    if lock_is_held(lock):
+        return Check("registry", "lock", "ok", "registry lock: held right now by a pao process (the kernel frees it if "
+                     "that process dies)")
+    return Check("registry", "lock", "ok", "registry lock: free")
 
 
 # -- all of it ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pao_core import hookimpl
 from pao_core.briefing import verify
 from pao_core.config import load_config
 from pao_core.delivery import BEGIN, END, DeliveryError, deliver, folder_lock_path, merge_block
-from pao_core.files import pid_lock
+from pao_core.files import state_lock
 from pao_core.models import Briefing
 from pao_core.plugins import get_plugins
 
@@ -218,7 +218,7 @@ def test_concurrent_deliveries_leave_one_block_and_a_complete_briefing(tmp_path:
     lock = folder_lock_path(load_config(), folder.resolve())
     checked = 0
     while any(proc.poll() is None for proc in procs):
-        with pid_lock(lock, timeout=30):
+        with state_lock(lock, timeout=30):
             if (folder / "CONTEXT_BRIEFING.md").exists():
                 text = (folder / "CONTEXT_BRIEFING.md").read_text()
                 tag = "alpha" if "alpha round" in text else "beta"
