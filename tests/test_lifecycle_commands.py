@@ -329,3 +329,20 @@ def test_kill_without_the_terminal_plugin_changes_nothing_until_told_to_forget(p
     code, _, err = pao("kill", "mac", "--forget")
     assert code == 0 and "forgot mac" in err
     assert _registry(pao).list() == []
+
+
+def test_kill_takes_back_the_file_channel_only_when_no_other_agent_uses_it(pao: Pao) -> None:
+    """A host without a session channel gets CONTEXT_BRIEFING.md and a marked block; kill removes exactly those."""
+    folder = pao.folder("shared")
+    rules = "# Rules\nRun the tests.\n"
+    (folder / "AGENTS.md").write_text(rules)  # the fake host's context file, the user's own text
+    (folder / "notes.txt").write_text("mine\n")
+    for name in ("one", "two"):
+        assert pao("spawn", "x", "--folder", str(folder), "--name", name, "--no-nudge")[0] == 0
+    assert (folder / "CONTEXT_BRIEFING.md").is_file() and "pao:briefing:begin" in (folder / "AGENTS.md").read_text()
+
+    assert pao("kill", "one")[0] == 0
+    assert (folder / "CONTEXT_BRIEFING.md").is_file(), "agent two still reads the briefing file"
+    assert pao("kill", "two")[0] == 0
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".fake-agent") == ["AGENTS.md", "notes.txt"]  # the agent's own
+    assert (folder / "AGENTS.md").read_text() == rules and (folder / "notes.txt").read_text() == "mine\n"
