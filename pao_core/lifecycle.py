@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -26,7 +26,7 @@ from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.conversation import SendFailed, send_text
 from pao_core.readiness import ScreenReader, wait_ready
 from pao_core.registry import Registry
-from pao_core.resolve import agent_environment, driver_pid, first_named
+from pao_core.resolve import agent_environment, first_named
 from pao_core.topic import shown as quoted
 
 __all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
@@ -63,7 +63,7 @@ class Agents:
 
     @classmethod
     def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         return cls(config, plugins or get_plugins(), Registry(config.home))
 
@@ -73,7 +73,9 @@ class Agents:
         return first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        return first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
+        """The driver called ``name``; ``""``: the first one available here, in call order."""
+        drivers = self.plugins.terminal_drivers(self.config)
+        return first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -114,7 +116,7 @@ class Agents:
         old: list[str] = []
         record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
         if old and old[0] != record.state:
-            from pao_core.notify import register_notifier
+            from pao_core.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
             self.plugins.agent_state_changed(record, old[0], record.state, source)
@@ -145,7 +147,7 @@ class Agents:
         record = self.registry.get(name)
         worktree = record.extra.get("worktree")
         if clean:
-            from pao_core.worktrees import uncommitted
+            from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
 
             if not worktree:
                 raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
@@ -167,7 +169,7 @@ class Agents:
         others = [other for other in self.registry.list() if other.name != name]
         cleanup_written(self.config, name, record.extra, others)
         if clean:
-            from pao_core.worktrees import remove_worktree
+            from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)
@@ -220,7 +222,7 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.set_state(name, "starting", source="resume", target=target, pid=driver_pid(driver, target))
+        self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
@@ -250,7 +252,7 @@ class Agents:
 
         Returns each agent's error message, or ``None`` when it worked.
         """
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor  # only this path needs it: start-up stays light
 
         if names is None:
             names = [r.name for r in self.registry.list() if r.state != "paused"]
@@ -269,6 +271,12 @@ class Agents:
             return dict(zip(names, pool.map(run, names)))
 
 
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
+
+
 def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
     """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
     file and the context block, unless another agent still uses the same ones."""
@@ -278,7 +286,7 @@ def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], othe
         return
     if any(other.extra.get("briefing_file") == briefing_file for other in others):
         return
-    from pao_core.delivery import undeliver
+    from pao_core.delivery import undeliver  # loaded on use, not at start-up
 
     folder = os.path.dirname(briefing_file)
     undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))

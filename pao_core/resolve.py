@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from pao_core.errors import ValidationError
 from pao_core.topic import shown as quoted
-
-if TYPE_CHECKING:
-    from pao_core.contracts import TerminalDriver
 
 
 def first_named(objects: list[Any], name: str, what: str) -> Any:
@@ -35,9 +32,3 @@ def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]
         else:
             env[key] = value
     return env
-
-
-def driver_pid(driver: TerminalDriver, target: str) -> int | None:
-    """The agent's process id, from drivers that can tell (``pid(target)``, optional)."""
-    pid = getattr(driver, "pid", None)
-    return pid(target) if callable(pid) else None
