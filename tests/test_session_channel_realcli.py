@@ -113,8 +113,11 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     session = spawned["session_id"]
     assert session and spawned["extra"]["events"]
     _conversation_with(anthropic_stub, "count the widgets")
-    transcripts = [p.stem for p in (claude_home / ".claude" / "projects").glob("*/*.jsonl") if not p.stem.startswith("agent-")]
-    assert transcripts == [session]
+
+    def transcripts() -> list[str]:  # the CLI writes its transcript around the first request, not before
+        return [p.stem for p in (claude_home / ".claude" / "projects").glob("*/*.jsonl") if not p.stem.startswith("agent-")]
+
+    assert _until(transcripts, bool, timeout=30) == [session]
 
     def status() -> dict:
         # the screen classifier raises when asked: only hook events may decide the state
