@@ -5,13 +5,14 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenVerdict
 from pao_core.plugins import build_plugins
 from pao_core.readiness import FIRST_POLL, MAX_POLL, ScreenReader, last_words, next_delay
 
 
 @attrs.define
-class Says:
+class Says(ReadinessDetector):
     state: str | None
     name: str = "says"
     hosts: tuple[str, ...] = ()
@@ -20,7 +21,7 @@ class Says:
         return None if self.state is None else ScreenVerdict(self.state, f"{self.name} reason")  # type: ignore[arg-type]
 
 
-class Broken:
+class Broken(ReadinessDetector):
     name = "broken"
     hosts = ()
 
