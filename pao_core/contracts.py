@@ -10,7 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
-    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
+    from pathlib import Path
+
+    from pao_core.models import (
+        AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest,
+    )
 
 
 @runtime_checkable
@@ -152,3 +156,16 @@ class HostAgent(Protocol):
     def session_id(self, record: AgentRecord) -> str | None: ...
 
     def resume_command(self, record: AgentRecord) -> list[str]: ...
+
+
+@runtime_checkable
+class SessionMcp(Protocol):
+    """The optional part of a :class:`HostAgent` that hands a session its MCP servers.
+
+    ``mcp_wiring`` says how the CLI gets ``servers`` for one session: flags (which
+    ``command`` puts right after the executable, from ``request.mcp_args``), files pao
+    writes owner-only into ``folder`` (the agent's private folder) and variables for the
+    agent's environment; never the user's settings. A host without it gets none.
+    """
+
+    def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring: ...

@@ -160,5 +160,7 @@ def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, 
     assert server.args[:5] == ("-m", "pao_core", "mcp", "--agent", "api-2")
     assert server.tools == ("search_memory", "remember", "memory_status")
     assert server.env == {"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
-    assert "PAO_POSTGRES_URL" in server.inherit and "hunter2" not in json.dumps(list(server.args) + list(server.env.values()))
-    assert server.environment({"PAO_POSTGRES_URL": "x"})["PAO_POSTGRES_URL"] == "x"
+    assert "hunter2" not in json.dumps([*server.args, *server.env.values()])
+    (env_file,) = server.files
+    assert json.loads(server.files[env_file])["PAO_POSTGRES_URL"] == "postgresql://sam:hunter2@db/memory"
+    assert server.args[-2:] == ("--env-file", str(tmp_path / "pao" / "agents" / "api-2" / env_file))
