@@ -16,6 +16,7 @@ import importlib
 import importlib.metadata
 import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
@@ -198,8 +199,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     wanted_norm = {_normalise(n) for n in wanted} if wanted is not None else None
     plugins.limited = wanted is not None or bool(disabled)
     disabled_norm = {_normalise(n) for n in disabled}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = entry_point.dist.name if entry_point.dist else None
+    for entry_point, dist, dist_version in installed_entry_points():
         dist_norm = _normalise(dist) if dist else ""
         if wanted_norm is not None and dist_norm not in wanted_norm:
             continue
@@ -215,9 +215,50 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             manager.set_blocked(entry_point.name)
             plugins.failures.append(PluginFailure(entry_point.name, "load", describe(exc)))
             continue
-        plugins.sources[entry_point.name] = PluginSource(dist, entry_point.dist.version if entry_point.dist else None)
+        plugins.sources[entry_point.name] = PluginSource(dist, dist_version)
     manager.check_pending()
     return plugins
+
+
+def installed_entry_points() -> list[tuple[importlib.metadata.EntryPoint, str | None, str | None]]:
+    """The ``pao`` entry points with their distribution's name and version, from a cache when nothing changed.
+
+    Scanning every installed distribution's metadata costs more than the rest of
+    ``pao --help``. The cache (in the user's cache folder) is keyed by the interpreter
+    and the modification times of the folders on ``sys.path``, which change whenever a
+    distribution is installed, upgraded or removed.
+    """
+    import json
+    import sys
+
+    import platformdirs
+
+    key = [sys.executable, *[[path, _mtime_ns(path)] for path in sys.path]]
+    cache = Path(platformdirs.user_cache_dir("pao")) / "entry-points.json"
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached["key"] == key:
+            return [(importlib.metadata.EntryPoint(n, v, ENTRY_POINT_GROUP), d, dv) for n, v, d, dv in cached["points"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    found = [(ep, ep.dist.name if ep.dist else None, ep.dist.version if ep.dist else None)
+             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    points = [[ep.name, ep.value, dist, version] for ep, dist, version in found]
+    try:  # a cache that cannot be written only costs the next run its scan
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
+        temporary.write_text(json.dumps({"key": key, "points": points}), encoding="utf-8")
+        os.replace(temporary, cache)
+    except OSError:
+        pass
+    return found
+
+
+def _mtime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return None
 
 
 def _version(dist: str) -> str | None:
