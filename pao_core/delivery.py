@@ -128,7 +128,7 @@ def remove_block(existing: str) -> str:
 def undeliver(folder: str | os.PathLike[str], briefing_file: str, context_file: str, config: PaoConfig, *, created: bool) -> None:
     """Take back what ``deliver`` wrote into ``folder``: the briefing file and the marked block (and the file, if pao created it)."""
     target = Path(folder)
-    with pid_lock(folder_lock_path(config, target.resolve()), timeout=30):
+    with state_lock(folder_lock_path(config, target.resolve()), timeout=30):
         Path(briefing_file).unlink(missing_ok=True)
         context = Path(context_file)
         try:

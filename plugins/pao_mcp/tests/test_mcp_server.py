@@ -164,3 +164,11 @@ def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, 
     (env_file,) = server.files
     assert json.loads(server.files[env_file])["PAO_POSTGRES_URL"] == "postgresql://sam:hunter2@db/memory"
     assert server.args[-2:] == ("--env-file", str(tmp_path / "pao" / "agents" / "api-2" / env_file))
+
+
+def test_pao_help_does_not_import_the_sdk(pao_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pao_core", "--help"], env=pao_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and " mcp " in done.stdout  # the command is listed
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "starlette", "jsonschema")}
