@@ -19,6 +19,8 @@ _PUBLIC = {
     "ScreenVerdict": "pao_core.models",
     "SpawnRequest": "pao_core.models",
     "hookimpl": "pao_core.hookspecs",
+    **{name: "pao_core.contracts" for name in (
+        "BriefingSection", "HostAgent", "MemoryBackend", "ReadinessDetector", "TerminalDriver")},
 }
 
 __all__ = sorted(_PUBLIC)

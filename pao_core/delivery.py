@@ -1,7 +1,8 @@
 """Step 4 of the pipeline: put the briefing where the host agent reads it on start-up.
 
 ``CONTEXT_BRIEFING.md`` is written atomically into the agent's folder, and the host's
-context file (``CLAUDE.md`` for Claude Code) gets a marked block that imports it::
+context file (``CLAUDE.md`` for Claude Code) gets a marked block, the host profile's text
+that makes the CLI read it (Claude Code's)::
 
     <!-- pao:briefing:begin (managed by pao; edits inside are replaced) -->
     @CONTEXT_BRIEFING.md
@@ -51,11 +52,6 @@ class Delivery:
     briefing_path: Path
     context_path: Path
     excluded_in_git: bool
-
-
-def default_block(briefing_file: str) -> str:
-    """Claude Code's import line: the imported file's text reaches the model's first request."""
-    return f"@{briefing_file}"
 
 
 def _lines(text: str) -> list[str]:
@@ -244,14 +240,14 @@ def deliver(
     folder: str | os.PathLike[str],
     *,
     config: PaoConfig,
-    context_file: str = "CLAUDE.md",
-    context_block: str | None = None,
+    context_file: str,
+    context_block: str,
     plugins: Plugins | None = None,
 ) -> Delivery:
     """Write the briefing file and the context file's marked block into ``folder``.
 
-    ``context_block`` is the text inside the block (default: ``@<briefing file>``);
-    host profiles supply their own context file and block. Raises
+    ``context_file`` and ``context_block`` (the text inside the block) are the host
+    profile's (``HostAgent.context_file``, ``HostAgent.context_block``). Raises
     :class:`DeliveryError` with one line, having written nothing, when the folder or
     either file cannot be written safely. Fires ``pao_briefing_written`` afterwards.
     """
@@ -262,7 +258,6 @@ def deliver(
             raise DeliveryError(f"the {label} name {value!r} must be a plain file name")
     briefing_path = target / name
     context_path = target / context_file
-    block = context_block if context_block is not None else default_block(name)
     exclude = git_exclude_path(target)
     if exclude is not None:
         try:
@@ -272,7 +267,7 @@ def deliver(
     with state_lock(folder_lock_path(config, target), timeout=30):
         previous_briefing = _check_target(briefing_path, "briefing")
         existing = _check_target(context_path, "context file")
-        merged = merge_block(existing or "", block)
+        merged = merge_block(existing or "", context_block)
         try:
             atomic_write(briefing_path, briefing.markdown)
         except OSError as exc:
@@ -286,7 +281,7 @@ def deliver(
     excluded = exclude_in_git(target, name, exclude)
     delivery = Delivery(target, briefing_path, context_path, excluded)
     if plugins is None:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         plugins = get_plugins()
     plugins.briefing_written(briefing, str(target), str(briefing_path))

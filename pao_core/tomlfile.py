@@ -36,8 +36,8 @@ def update_toml(
     file atomically, only when the text changed. A file that does not parse is never
     overwritten: :class:`UnreadableTOML` names it and the reason.
     """
-    import tomlkit
-    import tomlkit.exceptions
+    import tomlkit  # only this path needs it: start-up stays light
+    import tomlkit.exceptions  # only this path needs it: start-up stays light
 
     target = Path(path)
     with state_lock(lock_for(target), timeout=timeout):

@@ -236,10 +236,12 @@ def test_agents_whose_process_is_gone_are_named(loaded: Path, isolated_home: Pat
 
 
 def test_a_plugin_with_a_bad_table_fails(user: Path, pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The configuration is checked before any command runs, doctor's too: one line naming the table."""
     pao_config_file.write_text('[backends.history]\nprotocol = "carrier-pigeon"\n')
-    code, report = doctor(capsys)
-    failures = by_area(report, "plugin")
-    assert code == 1 and any("backends.history" in check["line"] for check in failures.values())
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "backends.history.protocol" in err
 
 
 def test_hostile_text_in_a_store_error_never_reaches_the_terminal(user: Path, pao_config_file: Path,

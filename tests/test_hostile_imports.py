@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
+from pao_core.contracts import MemoryBackend
 from pao_core.delivery import deliver
 from pao_core.models import MemoryItem
 from pao_core.pipeline import brief
@@ -69,7 +70,7 @@ def _prepare(host: str, tmp_path: Path) -> tuple[HostCase, Path, list[str]]:
 
 
 @attrs.frozen
-class HostileBackend:
+class HostileBackend(MemoryBackend):
     lines: tuple[str, ...]
     name: str = "notes"
 
