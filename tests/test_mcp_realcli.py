@@ -158,7 +158,7 @@ def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
                                      str(_folder(pao_home, "billing")), "--host", host, "--json").stdout)
             assert record["extra"]["mcp"] == ["pao"]
             output = "function_call_output" if host == "codex" else "functionResponse"
-            sent = stub.wait_for(lambda r: output in json.dumps(r.body) and marker in json.dumps(r.body), 120)
+            sent = stub.wait_for(lambda r: output in json.dumps(r.body) and marker in json.dumps(r.body), 240)
             assert sent is not None, f"no request carried pao's tool result: {[r.path for r in stub.requests]}"
         finally:
             if record.get("pid"):
