@@ -15,11 +15,12 @@ import time
 import attrs
 
 from pao_core import MemoryItem
+from pao_core.contracts import MemoryBackend
 from pao_core.gather import gather
 
 
 @attrs.frozen
-class Sleeper:
+class Sleeper(MemoryBackend):
     name: str
     seconds: float
     hang: threading.Event | None = None

@@ -213,8 +213,6 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pao-bench-")))
         started = time.perf_counter()
         if args.backend == "postgres":
-            from pao_testing.postgres import postgres_url
-
             url = args.url or stack.enter_context(postgres_url())
             load_postgres(url, args.rows)
             options = LongtermOptions(url=url, schema=SCHEMA)

@@ -107,8 +107,6 @@ def evaluate(store: LongtermStore, queries: list[dict], labels: dict, limit: int
 
 @contextlib.contextmanager
 def postgres_store(url: str | None, home: Path) -> Iterator[LongtermStore]:
-    from pao_testing.postgres import postgres_url
-
     with contextlib.ExitStack() as stack:
         url = url or stack.enter_context(postgres_url())
         store = LongtermStore(LongtermOptions(url=url, schema="pao_eval"), home)

@@ -1,19 +1,32 @@
 """pao: spawn terminal coding agents that start knowing what matters.
 
 The public API. Importing this package is cheap: no plugin, database driver,
-terminal library or HTTP client is imported until it is used.
+terminal library or HTTP client is imported until it is used, and the records below
+load on first access (``pao --help`` needs none of them).
 """
 
-from pao_core.hookspecs import hookimpl
-from pao_core.models import AgentRecord, BackendResult, Briefing, BriefingContext, MemoryItem, ScreenVerdict, SpawnRequest
+from __future__ import annotations
 
-__all__ = [
-    "AgentRecord",
-    "BackendResult",
-    "Briefing",
-    "BriefingContext",
-    "MemoryItem",
-    "ScreenVerdict",
-    "SpawnRequest",
-    "hookimpl",
-]
+import importlib
+from typing import Any
+
+_PUBLIC = {
+    "AgentRecord": "pao_core.models",
+    "BackendResult": "pao_core.models",
+    "Briefing": "pao_core.models",
+    "BriefingContext": "pao_core.models",
+    "MemoryItem": "pao_core.models",
+    "ScreenVerdict": "pao_core.models",
+    "SpawnRequest": "pao_core.models",
+    "hookimpl": "pao_core.hookspecs",
+    **{name: "pao_core.contracts" for name in (
+        "BriefingSection", "HostAgent", "MemoryBackend", "ReadinessDetector", "TerminalDriver")},
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'pao_core' has no attribute {name!r}")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pao_core.errors import ConfigError, PaoError
 
@@ -27,8 +26,6 @@ RESERVED_COMMANDS: dict[str, str] = {
     "monitor": "watch every agent's state",
     "doctor": "check what the next spawn needs",
     "eval": "measure briefing quality on a labelled corpus",
-    "memory": "longterm memory store (plugin pao-postgres)",
-    "history": "conversation-history store (plugin pao-historyworker)",
 }
 """Commands whose names are kept for pao and its plugins, with their one-line help."""
 
@@ -62,7 +59,7 @@ def build_parser(config: PaoConfig, plugins: Plugins) -> argparse.ArgumentParser
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # only this path needs it: start-up stays light
 
     try:
         return version("pao-core")
@@ -70,15 +67,9 @@ def _version() -> str:
         return "unknown"
 
 
-def print_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (the shape of every ``--json`` output)."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
-
-
 def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
     """The configuration, or the defaults and the error: ``--help`` and ``--version`` work whatever the file says."""
-    from pao_core.config import PaoConfig, home_path, load_config
+    from pao_core.config import PaoConfig, home_path, load_config  # configuration loading: only when this path runs
 
     try:
         return load_config(tables=plugins.config_tables(), strict_tables=plugins.complete), None
@@ -87,7 +78,7 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pao_core.plugins import get_plugins
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     try:
         plugins = get_plugins()

@@ -22,36 +22,11 @@ from typing import Any, Iterable, Literal, Mapping, TypeVar
 import attrs
 import cattrs
 
+from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
+from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
-
-PLUGIN_TABLES = ("backends", "terminals", "hosts")
-"""The top-level tables whose sub-tables belong to plugins."""
-
-
-@attrs.frozen
-class ConfigTable:
-    """A plugin's table ``[kind.name]``, returned by the ``pao_config_tables`` hook.
-
-    ``options`` is the attrs class the table is structured into, or ``"module:Class"``
-    (imported only when the table is present, so declaring costs nothing at start-up).
-    ``env`` maps an environment variable to the key of the table it overrides.
-    """
-
-    kind: str = attrs.field(validator=attrs.validators.in_(PLUGIN_TABLES))
-    name: str
-    options: type | str
-    env: Mapping[str, str] = attrs.field(factory=dict)
-
-    def options_class(self) -> type:
-        if isinstance(self.options, str):
-            import importlib
-
-            module, _, attr = self.options.partition(":")
-            return getattr(importlib.import_module(module), attr)
-        return self.options
-
 
 def positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
     """attrs validator: the value must be greater than zero."""
@@ -75,9 +50,6 @@ def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
         raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
-# The password runs to the last "@" before a space: people write passwords with "/" in URLs.
-_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
-                           re.IGNORECASE)
 
 
 MIN_BUDGET_CHARS = 400
@@ -110,8 +82,10 @@ class BriefingOptions:
 
 @attrs.frozen
 class SpawnOptions:
+    """``[spawn]``: the default host and terminal (``""``: the first terminal driver available here)."""
+
     host: str = "claude-code"
-    terminal: str = "tmux"
+    terminal: str = ""
     nudge: bool = True
     ready_timeout: float = attrs.field(default=45.0, validator=positive)
     delivery: Literal["session", "file"] = "session"
@@ -195,8 +169,8 @@ def _key_first(message: str) -> str:
 
 def _format_exception(exc: BaseException, type_: Any) -> str:
     """cattrs' wording, plus the reason an attrs validator gave; unknown keys with the known ones."""
-    from cattrs.errors import ForbiddenExtraKeysError
-    from cattrs.v import format_exception
+    from cattrs.errors import ForbiddenExtraKeysError  # only this path needs it: start-up stays light
+    from cattrs.v import format_exception  # only this path needs it: start-up stays light
 
     if isinstance(exc, ForbiddenExtraKeysError):
         unknown = ", ".join(repr(key) for key in sorted(exc.extra_fields))
@@ -229,11 +203,6 @@ def _mask(value: Any, key: str = "") -> Any:
     return value
 
 
-def mask_url(text: str, mask: str = "***") -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
-
-
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(Path, lambda value, _: Path(value).expanduser())
@@ -249,7 +218,7 @@ def config_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get("PAO_CONFIG"):
         return Path(env["PAO_CONFIG"]).expanduser()
-    import platformdirs
+    import platformdirs  # only this path needs it: start-up stays light
 
     return Path(platformdirs.user_config_dir("pao")) / "config.toml"
 
@@ -259,7 +228,7 @@ def home_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get("PAO_HOME"):
         return Path(env["PAO_HOME"]).expanduser()
-    import platformdirs
+    import platformdirs  # only this path needs it: start-up stays light
 
     return Path(platformdirs.user_data_dir("pao"))
 
@@ -278,7 +247,7 @@ def load_config(
     """
     env = os.environ if environ is None else environ
     if tables is None:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # plugins imports config: looked up on use
 
         plugins = get_plugins()
         tables = plugins.config_tables()

@@ -1,56 +1,87 @@
-"""The objects that hooks return, as typing protocols.
+"""The objects that hooks return: one base class per contract, with the optional parts' defaults.
 
-Hooks declare, objects do: a hook hands pao one of these objects, and the pipeline
-calls its methods (on its thread pool, under deadlines). Plugins need not inherit
-from anything; matching the protocol is enough.
+Hooks declare, objects do: a collection hook hands pao objects of these classes, and
+pao calls their methods (on worker threads, under deadlines). A plugin subclasses the
+contract, implements the abstract methods and overrides an optional one only when it
+has something to say; pao never probes for a method. ``docs/hooks.md`` lists every
+method from these classes (``tests/test_hooks_doc.py`` keeps it in sync).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
+import abc
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
+
+import attrs
+
+from pao_core.errors import PaoError
 
 if TYPE_CHECKING:
-    from pao_core.models import AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict, SpawnRequest
+    from pao_core.models import (AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict,
+                                 SpawnRequest)
 
 
-@runtime_checkable
-class MemoryBackend(Protocol):
-    """A memory store pao can query.
+PLUGIN_TABLES = ("backends", "terminals", "hosts")
+"""The top-level tables whose sub-tables belong to plugins."""
 
-    ``name`` is the configured backend name (``longterm``, ``history``, ...).
-    ``search`` returns items best first; ``deadline`` is an absolute
-    ``time.monotonic()`` value the backend should respect (the pipeline stops
-    waiting at that moment whatever the backend does). ``health`` returns a
-    one-line description of the store, or raises with a one-line reason.
-    Optional: ``local_files() -> list[Path]``, the embedded files the backend reads
-    (none when it talks to a server); ``pao doctor`` shows whether they exist and
-    their sizes. ``search`` may return a ``pao_core.models.SearchResults`` whose
-    ``note`` the briefing, ``pao brief --json`` and stderr show (what the backend
-    could not do in time).
+
+@attrs.frozen
+class ConfigTable:
+    """A plugin's table ``[kind.name]``, returned by the ``pao_config_tables`` hook.
+
+    ``options`` is the attrs class the table is structured into, or ``"module:Class"``
+    (imported only when the table is present, so declaring costs nothing at start-up).
+    ``env`` maps an environment variable to the key of the table it overrides.
     """
 
+    kind: str = attrs.field(validator=attrs.validators.in_(PLUGIN_TABLES))
+    name: str
+    options: type | str
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+    def options_class(self) -> type:
+        if isinstance(self.options, str):
+            module, _, attr = self.options.partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return self.options
+
+
+class MemoryBackend(abc.ABC):
+    """A memory store pao can query; ``name`` is its configured name (``longterm``, ``history``...)."""
+
+    __slots__ = ()
     name: str
 
-    def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]: ...
+    @abc.abstractmethod
+    def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
+        """Up to ``limit`` items, best first; ``deadline`` is an absolute ``time.monotonic()`` value
+        (pao stops waiting then, whatever the backend does). A ``pao_core.models.SearchResults``
+        may carry a ``note`` (what the backend could not do in time) that pao shows."""
 
-    def health(self, deadline: float) -> str: ...
+    @abc.abstractmethod
+    def health(self, deadline: float) -> str:
+        """One line describing the store, or raise with a one-line reason."""
+
+    def local_files(self) -> Sequence[Path]:
+        """the embedded files the backend reads (``pao doctor`` shows them). Default: none."""
+        return ()
 
 
-@runtime_checkable
-class WritableMemory(Protocol):
-    """The optional writable part of a :class:`MemoryBackend`.
+class WritableMemory(MemoryBackend):
+    """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``).
 
-    Read-only is the default: a backend without ``remember`` is never written to.
-    ``remember`` stores ``observation`` about ``entity`` with its ``provenance`` (kept
-    where the backend's later items show it, as ``meta["provenance"]`` with ``agent``,
-    ``session_id`` and ``recorded_at``), by ``deadline`` (``time.monotonic()``). The
-    same observation of the same entity is stored once: a repeat returns the item
-    already there, ``created`` false.
+    Read-only is the default: a backend that does not subclass this is never written to.
     """
 
-    name: str
+    __slots__ = ()
 
-    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered: ...
+    @abc.abstractmethod
+    def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
+        """Store ``observation`` about ``entity`` by ``deadline``, with its ``provenance`` (shown later
+        as ``meta["provenance"]``: ``agent``, ``session_id``, ``recorded_at``); a repeat of the same
+        observation returns the item already there, ``created`` false."""
 
 
 def writable(backends: Sequence[object]) -> list[WritableMemory]:
@@ -58,97 +89,148 @@ def writable(backends: Sequence[object]) -> list[WritableMemory]:
     return [backend for backend in backends if isinstance(backend, WritableMemory)]
 
 
-@runtime_checkable
-class BriefingSection(Protocol):
-    """One section of the briefing template.
+class BriefingSection(abc.ABC):
+    """One section of the briefing template, placed by ascending ``order``; ``key`` names it."""
 
-    ``render`` returns the section's markdown body, or ``""``/``None`` to drop the
-    section. Sections are placed by ascending ``order``.
-    """
-
+    __slots__ = ()
     key: str
     title: str
     order: int
 
-    def render(self, context: BriefingContext) -> str | None: ...
+    @abc.abstractmethod
+    def render(self, context: BriefingContext) -> str | None:
+        """The section's markdown body, or ``""``/``None`` to drop the section."""
 
 
-@runtime_checkable
-class TerminalDriver(Protocol):
-    """Where agents run: a tmux window, a Terminal.app tab, ...
+class TerminalDriver(abc.ABC):
+    """Where agents run (a tmux window, a Terminal.app tab...): it starts processes and reads and
+    writes their screen; readiness and submission are pao's logic on top. ``target`` is the
+    driver's opaque address of one agent (kept in its registry record)."""
 
-    A driver only starts processes and reads and writes their screen; readiness,
-    paste confirmation and submission are pao's own logic on top of it. ``target``
-    is the driver's opaque address of one agent (kept in its registry record).
-    ``availability`` returns ``None`` when the driver can be used here, otherwise a
-    one-line reason. Optional: ``pid(target) -> int | None``, the agent's process id
-    (pao records it when the driver has it); ``version() -> str | None``, shown by
-    ``pao doctor``; ``attach(target) -> None``, show the agent to the user (``pao
-    attach``: tmux attaches or switches the client and returns on detach; Terminal.app
-    brings the window forward). Without it, ``pao attach`` says the terminal cannot.
-    """
-
+    __slots__ = ()
     name: str
 
-    def availability(self) -> str | None: ...
+    @abc.abstractmethod
+    def availability(self) -> str | None:
+        """``None`` when the driver can be used here, otherwise a one-line reason."""
 
-    def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str: ...
+    @abc.abstractmethod
+    def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
+        """Start ``command`` in ``folder`` with exactly ``env`` (through ``pao_core.launch``); the target."""
 
-    def paste(self, target: str, text: str) -> None: ...
+    @abc.abstractmethod
+    def paste(self, target: str, text: str) -> None:
+        """Put ``text`` into the agent's input as one paste."""
 
-    def press(self, target: str, key: str) -> None: ...
+    @abc.abstractmethod
+    def press(self, target: str, key: str) -> None:
+        """Press one key (``Enter``, ``Escape``...)."""
 
-    def read(self, target: str) -> str: ...
+    @abc.abstractmethod
+    def read(self, target: str) -> str:
+        """The visible screen, as text."""
 
-    def is_alive(self, target: str) -> bool: ...
+    @abc.abstractmethod
+    def is_alive(self, target: str) -> bool:
+        """Whether the agent's process still runs."""
 
-    def kill(self, target: str) -> None: ...
+    @abc.abstractmethod
+    def kill(self, target: str) -> None:
+        """Stop the agent and close its window or tab."""
+
+    def pid(self, target: str) -> int | None:
+        """the agent's process id, recorded when known. Default: unknown."""
+        return None
+
+    def version(self) -> str | None:
+        """the terminal's version, for ``pao doctor``. Default: unknown."""
+        return None
+
+    def attach(self, target: str) -> None:
+        """show the agent to the user (``pao attach``; tmux returns when they detach). Default: cannot."""
+        raise PaoError(f"the {self.name} terminal cannot show an agent; it runs at {target}")
 
 
-@runtime_checkable
-class ReadinessDetector(Protocol):
-    """Classifies one screen capture of a host agent.
+class ReadinessDetector(abc.ABC):
+    """Classifies one screen capture of a host agent; ``hosts`` names the hosts it applies to (empty: all)."""
 
-    ``hosts`` names the host agents it applies to (empty: all). ``classify``
-    returns ``None`` when it has no opinion.
-    """
-
+    __slots__ = ()
     name: str
-    hosts: Sequence[str]
+    hosts: Sequence[str] = ()
 
-    def classify(self, screen: str) -> ScreenVerdict | None: ...
+    @abc.abstractmethod
+    def classify(self, screen: str) -> ScreenVerdict | None:
+        """The screen's state, or ``None`` for no opinion."""
 
 
-@runtime_checkable
-class HostAgent(Protocol):
-    """A coding-agent CLI pao can start (Claude Code, Codex, Gemini CLI, ...).
+class HostAgent(abc.ABC):
+    """A coding-agent CLI pao can start (Claude Code, Codex, Gemini CLI...): everything host-specific.
 
-    Everything host-specific lives here: the command line, the context file and
-    its import syntax, the trust pre-seed, the submit key and where its session
-    transcripts are. Optional: ``consent_gaps(environ) -> list[str]``, what only the
-    user can do before the host can start (spawn refuses, in step 1, with these).
-    For ``pao doctor``, optional too: ``version() -> str | None`` (the installed
-    CLI's), ``known_versions() -> tuple[str, ...]`` (those whose screens pao was
-    measured against) and ``state_files() -> list[tuple[str, str | None]]`` (each file
-    the pre-seed edits, with the reason it cannot be edited, or ``None``).
+    ``context_file`` is the file the CLI reads on start-up in its folder (``CLAUDE.md``),
+    ``submit_key`` the key that submits a pasted prompt.
     """
 
+    __slots__ = ()
     name: str
     context_file: str
     submit_key: str
+    session_channel: ClassVar[str | None] = None
+    """How the briefing reaches the model without a file in the folder (``None``: the context-file import)."""
+    event_channel: ClassVar[str | None] = None
+    """How the CLI reports its events into the agent's ``events.jsonl`` (``None``: only the screen tells)."""
+    chooses_session_id: ClassVar[bool] = False
+    """The CLI starts a new session under an id pao chose (``request.session_id``)."""
+    takes_first_prompt: ClassVar[bool] = False
+    """The CLI takes the task as its first prompt on the command line (``request.prompt``): no paste."""
 
-    def command(self, request: SpawnRequest) -> list[str]: ...
+    @abc.abstractmethod
+    def command(self, request: SpawnRequest) -> list[str]:
+        """The command line that starts the agent."""
 
+    @abc.abstractmethod
     def environment(self, request: SpawnRequest) -> Mapping[str, str | None]:
-        """Variables to set for the agent on top of pao's own environment; ``None`` removes one."""
-        ...
+        """Variables to set on top of pao's own environment; ``None`` removes one."""
 
-    def context_block(self, briefing_file: str, briefing_markdown: str) -> str: ...
+    @abc.abstractmethod
+    def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
+        """What pao puts between its markers in ``context_file`` so the CLI reads the briefing."""
 
-    def preseed(self, folder: str) -> None: ...
+    @abc.abstractmethod
+    def preseed(self, folder: str) -> None:
+        """Answer, before start, what the CLI would ask on screen (folder trust...)."""
 
-    def nudge(self, request: SpawnRequest, briefing_file: str) -> str: ...
+    @abc.abstractmethod
+    def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
+        """The first prompt pao submits once the agent is ready."""
 
-    def session_id(self, record: AgentRecord) -> str | None: ...
+    @abc.abstractmethod
+    def session_id(self, record: AgentRecord) -> str | None:
+        """The CLI's session id for this agent, once it exists."""
 
-    def resume_command(self, record: AgentRecord) -> list[str]: ...
+    @abc.abstractmethod
+    def resume_command(self, record: AgentRecord) -> list[str]:
+        """The command line that resumes the agent's session."""
+
+    def consent_gaps(self, environ: Mapping[str, str]) -> list[str]:
+        """what only the user can do before the host can start (spawn refuses with these). Default: none."""
+        return []
+
+    def version(self) -> str | None:
+        """the installed CLI's version, for ``pao doctor``. Default: unknown (doctor says not found)."""
+        return None
+
+    def known_versions(self) -> tuple[str, ...]:
+        """the versions whose screens pao was measured against. Default: none."""
+        return ()
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """per-session files for the agent's private folder (settings with hooks), by file name. Default: none."""
+        return {}
+
+    def permission_mode(self) -> str:
+        """the permission mode the agent starts in (``default``, ``bypass``...), shown by spawn and doctor."""
+        return "default"
+
+    def state_files(self) -> list[tuple[str, str | None]]:
+        """each file the pre-seed edits, with why it cannot be edited (or ``None``). Default: none."""
+        return []

@@ -1,7 +1,8 @@
 """Step 4 of the pipeline: put the briefing where the host agent reads it on start-up.
 
 ``CONTEXT_BRIEFING.md`` is written atomically into the agent's folder, and the host's
-context file (``CLAUDE.md`` for Claude Code) gets a marked block that imports it::
+context file (``CLAUDE.md`` for Claude Code) gets a marked block, the host profile's text
+that makes the CLI read it (Claude Code's)::
 
     <!-- pao:briefing:begin (managed by pao; edits inside are replaced) -->
     @CONTEXT_BRIEFING.md
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pao_core.errors import PaoError
-from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, pid_lock, private_dir, refuse_symlink
+from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, lock_for, private_dir, refuse_symlink, state_lock
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -51,11 +52,6 @@ class Delivery:
     briefing_path: Path
     context_path: Path
     excluded_in_git: bool
-
-
-def default_block(briefing_file: str) -> str:
-    """Claude Code's import line: the imported file's text reaches the model's first request."""
-    return f"@{briefing_file}"
 
 
 def _lines(text: str) -> list[str]:
@@ -128,7 +124,7 @@ def remove_block(existing: str) -> str:
 def undeliver(folder: str | os.PathLike[str], briefing_file: str, context_file: str, config: PaoConfig, *, created: bool) -> None:
     """Take back what ``deliver`` wrote into ``folder``: the briefing file and the marked block (and the file, if pao created it)."""
     target = Path(folder)
-    with pid_lock(folder_lock_path(config, target.resolve()), timeout=30):
+    with state_lock(folder_lock_path(config, target.resolve()), timeout=30):
         Path(briefing_file).unlink(missing_ok=True)
         context = Path(context_file)
         try:
@@ -218,7 +214,7 @@ def exclude_in_git(folder: Path, filename: str, exclude: Path | None = None) -> 
     # No leading slash: the folder may be below the top level, and the name is distinctive.
     pattern = filename
     ensure_dir(exclude.parent)
-    with pid_lock(exclude.with_name(exclude.name + ".pao.lock")):
+    with state_lock(lock_for(exclude)):
         try:
             current = exclude.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -233,7 +229,7 @@ def exclude_in_git(folder: Path, filename: str, exclude: Path | None = None) -> 
 def folder_lock_path(config: PaoConfig, folder: Path) -> Path:
     """The lock every delivery into ``folder`` holds (kept under PAO_HOME, not in the folder).
 
-    Hold it with :func:`pao_core.files.pid_lock` to read the two files as one consistent pair.
+    Hold it with :func:`pao_core.files.state_lock` to read the two files as one consistent pair.
     """
     key = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return private_dir(config.home / "locks") / f"deliver-{key}.lock"
@@ -244,14 +240,14 @@ def deliver(
     folder: str | os.PathLike[str],
     *,
     config: PaoConfig,
-    context_file: str = "CLAUDE.md",
-    context_block: str | None = None,
+    context_file: str,
+    context_block: str,
     plugins: Plugins | None = None,
 ) -> Delivery:
     """Write the briefing file and the context file's marked block into ``folder``.
 
-    ``context_block`` is the text inside the block (default: ``@<briefing file>``);
-    host profiles supply their own context file and block. Raises
+    ``context_file`` and ``context_block`` (the text inside the block) are the host
+    profile's (``HostAgent.context_file``, ``HostAgent.context_block``). Raises
     :class:`DeliveryError` with one line, having written nothing, when the folder or
     either file cannot be written safely. Fires ``pao_briefing_written`` afterwards.
     """
@@ -262,17 +258,16 @@ def deliver(
             raise DeliveryError(f"the {label} name {value!r} must be a plain file name")
     briefing_path = target / name
     context_path = target / context_file
-    block = context_block if context_block is not None else default_block(name)
     exclude = git_exclude_path(target)
     if exclude is not None:
         try:
             refuse_symlink(exclude)
         except SymlinkRefused as exc:
             raise DeliveryError(str(exc)) from None
-    with pid_lock(folder_lock_path(config, target), timeout=30):
+    with state_lock(folder_lock_path(config, target), timeout=30):
         previous_briefing = _check_target(briefing_path, "briefing")
         existing = _check_target(context_path, "context file")
-        merged = merge_block(existing or "", block)
+        merged = merge_block(existing or "", context_block)
         try:
             atomic_write(briefing_path, briefing.markdown)
         except OSError as exc:
@@ -286,7 +281,7 @@ def deliver(
     excluded = exclude_in_git(target, name, exclude)
     delivery = Delivery(target, briefing_path, context_path, excluded)
     if plugins is None:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         plugins = get_plugins()
     plugins.briefing_written(briefing, str(target), str(briefing_path))

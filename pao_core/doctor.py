@@ -1,27 +1,30 @@
 """``pao doctor``'s checks: what the next spawn needs, each with a verdict, one line and a fix.
 
 Nothing here knows a particular backend, host or terminal: backends answer through
-``health(deadline)``, a test ``search`` and optionally ``local_files()``; hosts through
-``version()``, ``known_versions()``, ``consent_gaps()`` and optionally ``state_files()``;
-drivers through ``availability()``, optionally ``version()``, and ``is_alive(target)``
-for the agents in the registry. Every call that may block runs on a daemon thread
-under a deadline, so a hung store or CLI costs its deadline and nothing more.
+``health(deadline)``, a test ``search`` and ``local_files()``; hosts through
+``version()``, ``known_versions()``, ``consent_gaps()`` and ``state_files()``; drivers
+through ``availability()``, ``version()`` and ``is_alive(target)`` for the agents in
+the registry (``pao_core.contracts`` gives the optional ones their defaults). Every call
+that may block runs on a daemon thread under a deadline, so a hung store or CLI costs its
+deadline and nothing more.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_core.files import lock_owner
+from pao_core.errors import describe
+from pao_core.files import lock_is_held
+from pao_core.hosts.common import permission_summary
+from pao_core.lifecycle import default_driver_name
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import Registry
+from pao_core.waiting import bounded, start
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -31,12 +34,9 @@ if TYPE_CHECKING:
 Status = Literal["ok", "warn", "fail"]
 AREAS = ("host", "host-file", "host-consent", "terminal", "store", "backend", "registry", "agent", "plugin", "doctor")
 """The order checks are shown in."""
-T = TypeVar("T")
 
 DEFAULT_QUERY = "test"
 VERSION_TIMEOUT = 15.0
-LONG_HELD_LOCK = 60.0
-"""A registry lock held this long (seconds) by a live process is worth a warning."""
 
 
 @attrs.frozen
@@ -63,30 +63,8 @@ class Report:
         return {"ok": not self.failed, "checks": [attrs.asdict(check) for check in self.checks]}
 
 
-class Late(TimeoutError):
-    """A bounded call did not finish in time."""
-
-
-def bounded(call: Callable[[], T], seconds: float) -> T:
-    """``call()`` on a daemon thread; raise :class:`Late` after ``seconds`` (the thread is abandoned)."""
-    future: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # handed to the caller
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="pao-doctor", daemon=True).start()
-    try:
-        return future.result(timeout=max(0.0, seconds))
-    except TimeoutError:
-        raise Late(f"no answer within {seconds:.1f} s") from None
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+def _squash(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def human_size(size: int) -> str:
@@ -105,26 +83,19 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
     """The CLI found and its version known; the files its pre-seed edits parse; consent given."""
     needed = "fail" if default else "warn"
     use = "the default host" if default else f"needed only for --host {host.name}"
-    version_of = getattr(host, "version", None)
-    version = None
     try:
-        version = bounded(version_of, VERSION_TIMEOUT) if callable(version_of) else None
+        version = bounded(host.version, VERSION_TIMEOUT)
     except Exception:  # a CLI that cannot report its version is treated as not runnable
         version = None
     checks: list[Check] = []
-    mode_of = getattr(host, "permission_mode", None)
-    if callable(mode_of):
-        mode = mode_of()
-        from pao_core.hosts.common import permission_summary
-
-        line = f"{host.name} permission mode: {mode} ({permission_summary(mode)})"
-        checks.append(Check("host", f"{host.name}:permission-mode", "ok", line,
-                            data={"permission_mode": mode}))
+    mode = host.permission_mode()
+    line = f"{host.name} permission mode: {mode} ({permission_summary(mode)})"
+    checks.append(Check("host", f"{host.name}:permission-mode", "ok", line, data={"permission_mode": mode}))
     if version is None:
         fix = _host_install_hint(host)
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))
         return checks
-    known = tuple(getattr(host, "known_versions", lambda: ())())
+    known = tuple(host.known_versions())
     if not known or version in known:
         line = f"{host.name} {version} ({use}); pao knows its screens"
         checks.append(Check("host", host.name, "ok", line, data={"version": version, "known_versions": list(known)}))
@@ -132,7 +103,7 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
         line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version"
         fix = f"readiness detection may misread its screens; install one of {', '.join(known)} if a spawn hangs"
         checks.append(Check("host", host.name, "warn", line, fix, {"version": version, "known_versions": list(known)}))
-    for path, problem in getattr(host, "state_files", lambda: [])():
+    for path, problem in host.state_files():
         label = _tilde(path)
         if problem:
             checks.append(Check("host-file", f"{host.name}:{label}", needed, f"{label}: {problem}",
@@ -141,9 +112,7 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
             exists = os.path.exists(path)
             line = f"{label}: parses" if exists else f"{label}: not there yet (pao creates it)"
             checks.append(Check("host-file", f"{host.name}:{label}", "ok", line))
-    gaps_of = getattr(host, "consent_gaps", None)
-    gaps = gaps_of(environ) if callable(gaps_of) else []
-    for gap in gaps:
+    for gap in host.consent_gaps(environ):
         checks.append(Check("host-consent", host.name, needed, f"{host.name}: {gap}",
                             "do it once yourself; pao never answers for you"))
     return checks
@@ -153,12 +122,12 @@ def _host_install_hint(host: HostAgent) -> str:
     try:
         host.command(_probe_request(host.name))
     except Exception as exc:  # the profile's own words on what is missing
-        return one_line(exc)
+        return describe(exc)
     return f"check that `{host.name}`'s command runs (set [hosts.{host.name}] command)"
 
 
 def _probe_request(host: str) -> Any:
-    from pao_core.models import SpawnRequest
+    from pao_core.models import SpawnRequest  # records: only this path needs them (pao_core loads them lazily)
 
     return SpawnRequest("doctor", os.getcwd(), "doctor", host)
 
@@ -176,7 +145,7 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
     try:
         reason = bounded(driver.availability, VERSION_TIMEOUT)
     except Exception as exc:
-        reason = f"availability check failed: {one_line(exc)}"
+        reason = f"availability check failed: {describe(exc)}"
     if reason:
         if default:
             fix = "make it available, or set [spawn] terminal in the config"
@@ -184,13 +153,10 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
             fix = f"nothing, unless you use --terminal {driver.name}"
         line = f"{driver.name} ({use}): not available: {reason}"
         return Check("terminal", driver.name, "fail" if default else "warn", line, fix)
-    version_of = getattr(driver, "version", None)
-    version = None
-    if callable(version_of):
-        try:
-            version = bounded(version_of, VERSION_TIMEOUT)
-        except Exception:
-            version = None
+    try:
+        version = bounded(driver.version, VERSION_TIMEOUT)
+    except Exception:  # a version is only shown; its absence is no finding
+        version = None
     shown = f"{driver.name} {version}" if version else driver.name
     return Check("terminal", driver.name, "ok", f"{shown} ({use}): available", data={"version": version})
 
@@ -200,10 +166,10 @@ def check_driver(driver: TerminalDriver, *, default: bool) -> Check:
 
 def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limit: int) -> list[Check]:
     """Reachable (health) with its latency, the item count of a test query, its embedded files."""
-    name = getattr(backend, "name", type(backend).__name__)
+    name = backend.name
     checks: list[Check] = []
     missing: list[str] = []
-    for path in getattr(backend, "local_files", lambda: [])():
+    for path in backend.local_files():
         label = _tilde(path)
         try:
             size = os.stat(path).st_size
@@ -220,13 +186,16 @@ def check_backend(backend: MemoryBackend, *, query: str, deadline_s: float, limi
     except Exception as exc:
         elapsed = (time.monotonic() - started) * 1000
         if missing:  # nothing to reach yet: the store was never created
-            return checks + [_not_created(name, missing, one_line(exc))]
-        line = f"{name}: unreachable after {elapsed:.0f} ms: {one_line(exc)}"
+            return checks + [_not_created(name, missing, describe(exc))]
+        line = f"{name}: unreachable after {elapsed:.0f} ms: {describe(exc)}"
+        # its files exist but do not work: say so on their lines too, so the report agrees with itself
+        checks = [attrs.evolve(check, status="fail", line=f"{check.line}: unusable (see the next line)")
+                  for check in checks]
         return checks + [Check("backend", name, "fail", line, _backend_fix(name), {"latency_ms": round(elapsed, 1)})]
     if missing:
-        return checks + [_not_created(name, missing, one_line(Exception(health)))]
+        return checks + [_not_created(name, missing, _squash(health))]
     elapsed = (time.monotonic() - started) * 1000
-    line = f"{name}: {one_line(Exception(health))}; test query {query!r}: {count} items in {elapsed:.0f} ms"
+    line = f"{name}: {_squash(health)}; test query {query!r}: {count} items in {elapsed:.0f} ms"
     data = {"latency_ms": round(elapsed, 1), "items": count, "health": health}
     checks.append(Check("backend", name, "ok", line, data=data))
     return checks
@@ -252,7 +221,7 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
     try:
         records = registry.list()
     except Exception as exc:
-        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {one_line(exc)}",
+        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {describe(exc)}",
                                "fix or move the file; pao will not overwrite it"))
         return checks
     where = registry.path if registry.path.exists() else f"{registry.path} (not created yet)"
@@ -270,7 +239,7 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
         try:
             alive = bool(record.target) and bounded(lambda: driver.is_alive(record.target), 5.0)
         except Exception as exc:
-            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {one_line(exc)}"))
+            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {describe(exc)}"))
             continue
         if not alive:
             line = f"agent {record.name} ({record.folder}): its process is gone"
@@ -280,22 +249,10 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
 
 
 def _check_lock(lock: Path) -> Check:
-    state = lock_owner(lock)
-    if state is None:
-        return Check("registry", "lock", "ok", "registry lock: free")
-    owner, stale = state
-    pid = owner.get("pid", "?")
-    if stale:
-        return Check("registry", "lock", "warn", f"registry lock {lock}: left by process {pid}, which is gone",
-                     "nothing to do: the next pao command takes it over (or remove the file)", {"pid": pid})
-    held = time.time() - float(owner.get("time") or time.time())
-    if owner.get("host") not in (None, os.uname().nodename):
-        return Check("registry", "lock", "fail", f"registry lock {lock}: held by process {pid} on {owner['host']}",
-                     "pao cannot tell whether it still runs: remove the file if no pao runs there", {"pid": pid})
-    if held > LONG_HELD_LOCK:
-        return Check("registry", "lock", "warn", f"registry lock {lock}: held by live process {pid} for {held:.0f} s",
-                     f"if process {pid} is not pao, remove the file", {"pid": pid})
-    return Check("registry", "lock", "ok", f"registry lock: held right now by process {pid}", data={"pid": pid})
+    if lock_is_held(lock):
+        return Check("registry", "lock", "ok", "registry lock: held right now by a pao process (the kernel frees it if "
+                     "that process dies)")
+    return Check("registry", "lock", "ok", "registry lock: free")
 
 
 # -- all of it ----------------------------------------------------------------------
@@ -314,15 +271,17 @@ def run_checks(
     hosts = sorted(plugins.host_agents(config), key=lambda host: host.name != config.spawn.host)
     for host in hosts:
         jobs.append(lambda host=host: check_host(host, default=host.name == config.spawn.host, environ=env))
-    for driver in plugins.terminal_drivers(config):
-        jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == config.spawn.terminal)])
+    drivers = plugins.terminal_drivers(config)
+    terminal = config.spawn.terminal or default_driver_name(drivers)
+    for driver in drivers:
+        jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == terminal)])
     for backend in plugins.memory_backends(config):
         jobs.append(lambda backend=backend: check_backend(
             backend, query=query, deadline_s=config.gather.deadline, limit=config.gather.limit))
     jobs.append(lambda: check_registry(config, plugins))
     results = _run_all(jobs)
     checks = [check for group in results for check in group]
-    checks += _missing_defaults(config, checks)
+    checks += _missing_defaults(config.spawn.host, terminal, checks)
     checks.sort(key=lambda check: AREAS.index(check.area) if check.area in AREAS else len(AREAS))
     checks += [Check("plugin", f.plugin, "fail", f"plugin {f.plugin} failed in {f.stage}: {f.error}",
                      "fix its configuration or reinstall it; `pao plugins` lists it")
@@ -331,32 +290,28 @@ def run_checks(
 
 
 def _run_all(jobs: Sequence[Callable[[], Iterable[Check]]]) -> list[list[Check]]:
-    results: list[list[Check]] = [[] for _ in jobs]
-
-    def run(index: int) -> None:
+    futures = [start(lambda job=job: list(job()), name="pao-doctor") for job in jobs]
+    give_up = time.monotonic() + VERSION_TIMEOUT + 5
+    results: list[list[Check]] = []
+    for index, future in enumerate(futures):
         try:
-            results[index] = list(jobs[index]())
+            results.append(future.result(timeout=max(0.0, give_up - time.monotonic())))
+        except TimeoutError:
+            results.append([])
         except Exception as exc:  # a check's own bug is a finding, not a crash
-            results[index] = [Check("doctor", f"check-{index}", "fail", f"a check failed: {one_line(exc)}")]
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(VERSION_TIMEOUT + 5)
+            results.append([Check("doctor", f"check-{index}", "fail", f"a check failed: {describe(exc)}")])
     return results
 
 
-def _missing_defaults(config: PaoConfig, checks: Sequence[Check]) -> list[Check]:
-    """The configured default host or terminal that no installed plugin provides."""
+def _missing_defaults(host: str, terminal: str, checks: Sequence[Check]) -> list[Check]:
+    """The default host or terminal that no installed plugin provides."""
     found = {(check.area, check.name) for check in checks}
     missing = []
-    if ("host", config.spawn.host) not in found:
-        line = f"default host {config.spawn.host!r}: no plugin provides it"
-        missing.append(Check("host", config.spawn.host, "fail", line,
+    if ("host", host) not in found:
+        missing.append(Check("host", host, "fail", f"default host {host!r}: no plugin provides it",
                              "install its plugin, or set [spawn] host in the config"))
-    if ("terminal", config.spawn.terminal) not in found:
-        missing.append(Check("terminal", config.spawn.terminal, "fail",
-                             f"default terminal {config.spawn.terminal!r}: no plugin provides it",
-                             "install its plugin (pao-tmux), or set [spawn] terminal in the config"))
+    if ("terminal", terminal) not in found:
+        line = f"default terminal {terminal!r}: no plugin provides it" if terminal else "no terminal driver is installed"
+        missing.append(Check("terminal", terminal, "fail", line,
+                             "install a terminal driver plugin, or set [spawn] terminal in the config"))
     return missing

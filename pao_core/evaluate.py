@@ -5,8 +5,8 @@ memory-server file), ``transcripts/`` (Claude Code sessions), ``queries.jsonl``,
 ``split.json``, ``labels.jsonl`` and optionally ``hazards.jsonl``,
 ``contradictions.jsonl`` and ``near_duplicates.jsonl``.
 
-:func:`load_stores` fills throwaway stores under a temporary ``PAO_HOME`` through the
-backends' own public commands (``pao memory import``, ``pao history index``);
+:func:`load_stores` has each plugin fill its throwaway store under a temporary
+``PAO_HOME`` (the ``pao_load_corpus`` hook);
 :func:`run_queries` briefs every query of a split with :func:`pao_core.pipeline.brief`;
 :func:`score` is the only reader of ``labels.jsonl``. Definitions are the corpus
 README's: precision = (relevant + partially relevant) / items, per in-domain query
@@ -17,8 +17,6 @@ relevant items that exist), an exchange counting for every labelled line it carr
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import statistics
@@ -39,13 +37,6 @@ ORIGINAL = {"precision": 0.574, "ood_items": 4.0, "chars": 4816.0, "items": 11.5
 """The original system's reported figures (precision judged by a model)."""
 
 TARGETS = {"precision": 0.85, "recall_at_10": 0.60, "ood_items": 0.5, "latency_p50_ms": 50.0}
-
-LOADERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("memory.jsonl", ("memory", "import")),
-    ("transcripts", ("history", "index")),
-)
-"""Corpus part -> the public command that loads it into its backend's store."""
-
 
 class CorpusError(PaoError):
     """The corpus folder is missing a file or holds something unreadable."""
@@ -105,21 +96,12 @@ def load_queries(corpus: Path, split: str) -> list[Query]:
 
 
 def load_stores(corpus: Path, config: PaoConfig, plugins: Plugins) -> list[str]:
-    """Load each corpus part through its backend's command; return what was loaded."""
-    from pao_core.cli import build_parser
-
-    parser = build_parser(config, plugins)
-    loaded = []
-    for part, command in LOADERS:
-        path = corpus / part
-        if not path.exists():
-            raise CorpusError(f"{path}: missing")
-        args = parser.parse_args([*command, str(path)])
-        if args.func.__name__ == "_not_available":
-            continue
-        with contextlib.redirect_stdout(io.StringIO()):
-            args.func(args, config)
-        loaded.append(" ".join(command))
+    """Each plugin loads its part of the corpus (``pao_load_corpus``); one line per part loaded."""
+    before = len(plugins.failures)
+    loaded = plugins.load_corpus(corpus, config)
+    for failure in plugins.failures[before:]:
+        if failure.stage == "pao_load_corpus":
+            raise CorpusError(f"{corpus}: {failure.plugin} could not load its part: {failure.error}")
     return loaded
 
 
@@ -136,7 +118,7 @@ def run_queries(
     Each query runs ``repeat`` times; its latency is the median of those runs (the
     machine may be busy with other work), and its last briefing is scored.
     """
-    from pao_core.pipeline import brief
+    from pao_core.pipeline import brief  # loaded on use, not at start-up
 
     available = plugins.memory_backends(config)
     if backends is not None:

@@ -1,4 +1,4 @@
-"""Safe file writes: atomic replace, a pid lock file with stale-lock recovery, locked JSON edits.
+"""Safe file writes: atomic replace, kernel-released locks, locked JSON edits.
 
 Everything pao writes into a user's world (briefings, CLAUDE.md, ``~/.claude.json``,
 the registry) goes through here, so that a crash or a concurrent writer never leaves
@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import random
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -22,8 +20,6 @@ from typing import Any, Callable, ContextManager, Iterator
 from pao_core.errors import PaoError
 
 
-MAX_LOCK_POLL = 0.02
-"""Seconds between two looks at a held lock, at most."""
 
 
 PRIVATE_FILE = 0o600
@@ -90,109 +86,59 @@ def _fsync_dir(folder: Path) -> None:
             os.close(dir_fd)
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _read_owner(lock_path: Path) -> dict[str, Any] | None:
-    try:
-        owner = json.loads(lock_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    return owner if isinstance(owner, dict) else {}
-
-
-def _is_stale(owner: dict[str, Any] | None, lock_path: Path, grace: float) -> bool:
-    """A lock is stale when its owner's pid is gone (on this host).
-
-    A lock file with unreadable content is stale once older than ``grace`` seconds
-    (its writer may be between ``open`` and ``write``).
-    """
-    if owner is None:
-        return False
-    if not owner:
-        try:
-            return time.time() - lock_path.stat().st_mtime > grace
-        except FileNotFoundError:
-            return False
-    if owner.get("host") not in (None, socket.gethostname()):
-        return False
-    return not _pid_alive(int(owner.get("pid", 0)))
-
-
-def lock_owner(lock_path: str | os.PathLike[str], *, grace: float = 2.0) -> tuple[dict[str, Any], bool] | None:
-    """Who holds a :func:`pid_lock` file and whether it is stale; ``None`` when it is free."""
-    path = Path(lock_path)
-    owner = _read_owner(path)
-    if owner is None:
-        return None
-    return owner, _is_stale(owner, path, grace)
-
-
 @contextlib.contextmanager
-def pid_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0, grace: float = 2.0) -> Iterator[None]:
-    """Hold ``lock_path``, a file created with ``O_CREAT|O_EXCL`` holding pid, host and time.
+def state_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> Iterator[None]:
+    """Hold ``lock_path`` exclusively for the block: an ``flock`` (through ``filelock``).
 
-    A lock whose owner process is gone is broken and taken over. Breaking is serialised
-    by a kernel lock on ``<lock>.break`` and re-checks staleness under it, so two
-    processes can never both break the same lock or break a live one.
+    The kernel releases it when its holder exits, however it dies, so a crashed pao never
+    wedges the registry, and no pid written in a file can be mistaken for a live owner
+    after pid reuse. The lock file stays (0600, empty); its existence means nothing.
     """
-    path = Path(lock_path)
-    give_up = time.monotonic() + timeout
-    delay = 0.005
+    import filelock  # lazy: only commands that write state take a lock
+
+    lock = filelock.FileLock(os.fspath(lock_path), mode=PRIVATE_FILE)
+    give_up, delay = time.monotonic() + timeout, 0.002
     while True:
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            if _is_stale(_read_owner(path), path, grace):
-                _break_stale(path, grace)
-                continue
+            lock.acquire(timeout=0)
+            break
+        except filelock.Timeout:
             if time.monotonic() >= give_up:
-                owner = _read_owner(path) or {}
-                raise LockTimeout(
-                    f"{path} is held by process {owner.get('pid', '?')} since {owner.get('time', '?')}; "
-                    "wait for it, or remove the file if that process is not pao"
-                ) from None
-            # a short, jittered wait for every waiter: a long backoff would let newcomers that
-            # poll fast take the lock again and again from those that waited longest
-            time.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, MAX_LOCK_POLL)
-            continue
-        try:
-            # no fsync: after a crash an empty lock file is judged by its age, like a dead owner's
-            owner = {"pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}
-            os.write(fd, json.dumps(owner).encode())
-        finally:
-            os.close(fd)
-        break
+                raise LockTimeout(f"{lock_path} is held by another pao process for over {timeout:g} s; "
+                                  "try again when it has finished") from None
+        # a short, jittered wait for every waiter: a long or fixed one would let fast newcomers
+        # take the lock again and again from those that waited longest
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 0.02)
     try:
         yield
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            if (_read_owner(path) or {}).get("pid") == os.getpid():
-                path.unlink()
+        lock.release()
 
 
-def _break_stale(path: Path, grace: float) -> None:
-    guard = path.with_name(path.name + ".break")
-    with open(guard, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            if _is_stale(_read_owner(path), path, grace):
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+pid_lock = state_lock
+"""The former name (a pid-file lock), kept for code written against it."""
+
+
+def lock_is_held(lock_path: str | os.PathLike[str]) -> bool:
+    """True when another process holds :func:`state_lock` on ``lock_path`` right now."""
+    if not os.path.exists(lock_path):
+        return False
+    try:
+        with state_lock(lock_path, timeout=0):
+            return False
+    except LockTimeout:
+        return True
+
+
+def lock_for(target: Path) -> Path:
+    """pao's lock for editing ``target``, under ``$PAO_HOME/locks`` (never a file beside the user's)."""
+    import hashlib  # only this path needs it: start-up stays light
+
+    from pao_core.config import home_path  # configuration loading: only when this path runs
+
+    key = hashlib.sha256(os.fsencode(target)).hexdigest()[:24]
+    return private_dir(home_path() / "locks") / f"{target.name[:40]}-{key}.lock"
 
 
 class UnreadableJSON(PaoError):
@@ -223,8 +169,8 @@ def update_json(
     if no_symlink:
         refuse_symlink(path)
     target = Path(os.path.realpath(path))  # the lock, backup and write all at the real file
-    lock = Path(lock_path) if lock_path else target.with_name(target.name + ".pao.lock")
-    with pid_lock(lock, timeout=timeout), (hold() if hold else contextlib.nullcontext()):
+    lock = Path(lock_path) if lock_path else lock_for(target)
+    with state_lock(lock, timeout=timeout), (hold() if hold else contextlib.nullcontext()):
         try:
             original = target.read_bytes()
         except FileNotFoundError:

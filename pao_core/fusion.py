@@ -22,18 +22,11 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 import attrs
 
 from pao_core.models import BackendResult, MemoryItem
+from pao_core.words import FUNCTION_WORDS, words
 
 if TYPE_CHECKING:
     from pao_core.config import BriefingOptions
 
-_STOP = frozenset(
-    """a an the and or of to in on for with is are was were be been being it its this that these those as at by
-    from so not no but if then than into only all any each every which who whom what when where how why do does
-    did has have had can could would should will may might must same also just more most other such very about
-    over under after before since via per up out one two now still both there their they them he she his her
-    we our you your i my me sam""".split()
-)
-_WORD = re.compile(r"[a-z0-9][a-z0-9_./:%$#+-]*[a-z0-9%]|[a-z0-9]")
 _ISO_DATE = re.compile(r"(?<![\d-])((?:19|20)\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?(?![\d-])")
 _MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october "
                                       "november december".split(), start=1)}
@@ -65,8 +58,8 @@ class FusionOptions:
 def tokens(text: str) -> frozenset[str]:
     """Content words of ``text``: lower-cased, function words dropped, plural ``s`` folded."""
     found = set()
-    for word in _WORD.findall(text.lower()):
-        if word in _STOP:
+    for word in words(text.lower()):
+        if word in FUNCTION_WORDS:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and word.isalpha():
             word = word[:-1]

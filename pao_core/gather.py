@@ -1,40 +1,35 @@
 """Step 2 of the pipeline: query every memory backend at once, each under a deadline.
 
-Each backend's ``search`` runs on a daemon thread of its own, so a backend that
-hangs costs its deadline and nothing more: pao stops waiting for it, reports it as
-a timeout, and the process can still exit (a ``ThreadPoolExecutor`` would join the
-hung worker at interpreter exit).
+Each backend's ``search`` runs on a daemon thread of its own
+(:func:`pao_core.waiting.start`), so a backend that hangs costs its deadline and
+nothing more: pao stops waiting for it and reports it as a timeout.
 """
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 from collections import Counter
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
 
 from pao_core.errors import describe
-from pao_core.models import BackendResult, MemoryItem
+from pao_core.models import BackendResult, MemoryItem, SearchResults
+from pao_core.waiting import start
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from pao_core.contracts import MemoryBackend
 
 
-def _run(backend: MemoryBackend, query: str, limit: int, deadline: float, future: Future[Any]) -> None:
-    """Run one search; the future's result is ``(raw result, finish time)``."""
-    if not future.set_running_or_notify_cancel():
-        return
+def _search(backend: MemoryBackend, query: str, limit: int, deadline: float) -> tuple[Any, BaseException | None, float]:
+    """One search: ``(raw result, error, finish time)``; the backend's error is reported, never raised."""
     try:
-        raw = backend.search(query, limit, deadline)
-    except BaseException as exc:  # reported as the backend's error, never raised
-        exc.pao_finished_at = time.monotonic()  # type: ignore[attr-defined]
-        future.set_exception(exc)
-    else:
-        future.set_result((raw, time.monotonic()))
-
+        return backend.search(query, limit, deadline), None, time.monotonic()
+    except Exception as exc:
+        return None, exc, time.monotonic()
 
 
 def _checked_items(name: str, raw: Any, limit: int) -> tuple[MemoryItem, ...]:
@@ -67,39 +62,33 @@ def gather(
     started = time.monotonic()
     pending: list[tuple[str, float, Future[Any]]] = []
     results: dict[str, BackendResult] = {}
-    named = [(getattr(backend, "name", None) or type(backend).__name__, backend) for backend in backends]
+    named = [(backend.name, backend) for backend in backends]
     counts = Counter(name for name, _ in named)
     for name, backend in named:
         if counts[name] > 1:
             results[name] = BackendResult(name, "error", error=f"{counts[name]} backends share this name; rename them in the config")
             continue
         deadline = started + (timeouts or {}).get(name, timeout)
-        future: Future[Any] = Future()
-        thread = threading.Thread(
-            target=_run, args=(backend, query, limit, deadline, future), name=f"pao-gather-{name}", daemon=True
-        )
-        thread.start()
-        pending.append((name, deadline, future))
+        search = functools.partial(_search, backend, query, limit, deadline)
+        pending.append((name, deadline, start(search, name=f"pao-gather-{name}")))
 
     for name, deadline, future in pending:
         try:
-            raw, finished = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            raw, error, finished = future.result(timeout=max(0.0, deadline - time.monotonic()))
         except TimeoutError:
             budget = deadline - started
             results[name] = BackendResult(
                 name, "timeout", elapsed_ms=_ms(started, time.monotonic()), error=f"no answer within {budget:.2f} s"
             )
             continue
-        except Exception as exc:
-            finished = getattr(exc, "pao_finished_at", time.monotonic())
-            results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
-            continue
         try:
+            if error is not None:
+                raise error
             items = _checked_items(name, raw, limit)
         except Exception as exc:
             results[name] = BackendResult(name, "error", elapsed_ms=_ms(started, finished), error=describe(exc))
             continue
-        note = getattr(raw, "note", None)
+        note = raw.note if isinstance(raw, SearchResults) else None
         note = " ".join(str(note).split()) or None if note else None
         results[name] = BackendResult(name, "ok", items=items, elapsed_ms=_ms(started, finished), note=note)
     return results

@@ -8,23 +8,40 @@ deadlines. ``docs/hooks.md`` documents every hook; a test keeps it in sync.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
+from pao_core.contracts import BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+from pao_core.models import McpServer
+
 if TYPE_CHECKING:
-    from pao_core.config import ConfigTable, PaoConfig
-    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
-    from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
+    from pao_core.config import PaoConfig
+    from pao_core.models import AgentRecord, Briefing, SpawnRequest
 
 hookspec = pluggy.HookspecMarker("pao")
 hookimpl = pluggy.HookimplMarker("pao")
+F = TypeVar("F", bound=Callable[..., object])
+
+RETURNS: dict[str, type] = {}
+"""Collection hook -> the contract each object it returns must be (``pao_core.plugins`` checks)."""
+
+
+def collects(contract: type) -> Callable[[F], F]:
+    """A hook that returns objects of ``contract``: what is not one is recorded and dropped."""
+
+    def mark(spec: F) -> F:
+        RETURNS[spec.__name__] = contract
+        return hookspec(spec)
+
+    return mark
 
 
 # -- Start-up: what a plugin reads from the configuration and adds to the command line
 
 
-@hookspec
+@collects(ConfigTable)
 def pao_config_tables() -> Iterable[ConfigTable] | None:
     """Declare the configuration tables this plugin reads, and their environment variables.
 
@@ -57,7 +74,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 # -- Gathering: where memory comes from -------------------------------------------
 
 
-@hookspec
+@collects(MemoryBackend)
 def pao_memory_backends(config: PaoConfig) -> Iterable[MemoryBackend] | None:
     """Return the memory backends this plugin provides.
 
@@ -70,10 +87,23 @@ def pao_memory_backends(config: PaoConfig) -> Iterable[MemoryBackend] | None:
     """
 
 
+@hookspec
+def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    """Load this plugin's part of a labelled corpus into its store, for ``pao eval``.
+
+    Called once per ``pao eval``, before any query, with ``config.home`` a throwaway
+    folder. Raising fails the evaluation with that one line.
+
+    :param corpus: the corpus folder (``memory.jsonl``, ``transcripts/``, ``queries.jsonl``...).
+    :param config: the evaluation's configuration.
+    :returns: one line saying what was loaded, or ``None`` when the corpus holds nothing for this plugin.
+    """
+
+
 # -- Composition: what the briefing says ------------------------------------------
 
 
-@hookspec
+@collects(BriefingSection)
 def pao_briefing_sections(config: PaoConfig) -> Iterable[BriefingSection] | None:
     """Return sections of the briefing template.
 
@@ -102,19 +132,20 @@ def pao_briefing_written(briefing: Briefing, folder: str, path: str) -> None:
 # -- Spawning: which agent, in which terminal, and when it is ready ---------------
 
 
-@hookspec
+@collects(HostAgent)
 def pao_host_agents(config: PaoConfig) -> Iterable[HostAgent] | None:
     """Return the host agents (coding-agent CLIs) this plugin can start.
 
     Called when a spawn or lifecycle command resolves ``--host``. Profiles are
-    matched by ``name``; the first registered profile of a name wins.
+    matched by ``name``; of two with one name, the first in call order wins (the
+    plugin registered last: an installed plugin's replaces pao's built-in profile).
 
     :param config: the effective configuration (options under ``[hosts.NAME]``).
     :returns: profiles following ``pao_core.contracts.HostAgent``.
     """
 
 
-@hookspec
+@collects(TerminalDriver)
 def pao_terminal_drivers(config: PaoConfig) -> Iterable[TerminalDriver] | None:
     """Return the terminal drivers this plugin provides.
 
@@ -127,7 +158,7 @@ def pao_terminal_drivers(config: PaoConfig) -> Iterable[TerminalDriver] | None:
     """
 
 
-@hookspec
+@collects(ReadinessDetector)
 def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | None:
     """Return detectors that classify a host agent's screen.
 
@@ -140,7 +171,7 @@ def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | 
     """
 
 
-@hookspec
+@collects(McpServer)
 def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> Iterable[McpServer] | None:
     """Return the MCP servers (stdio) one spawned session gets, for that session only.
 

@@ -47,9 +47,9 @@ def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
     """
     # Imported here: run as a script, this module must not need pao_core or be slowed by these.
     import re
-    import tempfile
+    import tempfile  # (as above)
 
-    from pao_core.errors import PaoError, ValidationError
+    from pao_core.errors import PaoError, ValidationError  # (as above)
 
     if not command:
         raise ValidationError("the agent's command is empty")

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -139,7 +139,7 @@ class Agents:
 
     @classmethod
     def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         return cls(config, plugins or get_plugins(), Registry(config.home))
 
@@ -149,7 +149,9 @@ class Agents:
         return _first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
-        return _first_named(self.plugins.terminal_drivers(self.config), name, "terminal")
+        """The driver called ``name``; ``""``: the first one available here, in call order."""
+        drivers = self.plugins.terminal_drivers(self.config)
+        return _first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -190,7 +192,7 @@ class Agents:
         old: list[str] = []
         record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
         if old and old[0] != record.state:
-            from pao_core.notify import register_notifier
+            from pao_core.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
             self.plugins.agent_state_changed(record, old[0], record.state, source)
@@ -221,7 +223,7 @@ class Agents:
         record = self.registry.get(name)
         worktree = record.extra.get("worktree")
         if clean:
-            from pao_core.worktrees import uncommitted
+            from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
 
             if not worktree:
                 raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
@@ -243,7 +245,7 @@ class Agents:
         others = [other for other in self.registry.list() if other.name != name]
         cleanup_written(self.config, name, record.extra, others)
         if clean:
-            from pao_core.worktrees import remove_worktree
+            from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)
@@ -296,7 +298,7 @@ class Agents:
         request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
         env = agent_environment(os.environ if environ is None else environ, host.environment(request))
         target = driver.spawn(name, record.folder, host.resume_command(record), env)
-        self.set_state(name, "starting", source="resume", target=target, pid=driver_pid(driver, target))
+        self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
         except PaoError:
@@ -326,7 +328,7 @@ class Agents:
 
         Returns each agent's error message, or ``None`` when it worked.
         """
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor  # only this path needs it: start-up stays light
 
         if names is None:
             names = [r.name for r in self.registry.list() if r.state != "paused"]
@@ -345,8 +347,14 @@ class Agents:
             return dict(zip(names, pool.map(run, names)))
 
 
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
+
+
 def _first_named(objects: list[Any], name: str, what: str) -> Any:
-    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    """The object called ``name`` (``Plugins`` keeps one per name), or a one-line error."""
     for candidate in objects:
         if candidate.name == name:
             return candidate
@@ -370,12 +378,6 @@ def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]
     return env
 
 
-def driver_pid(driver: TerminalDriver, target: str) -> int | None:
-    """The agent's process id, from drivers that can tell (``pid(target)``, optional)."""
-    pid = getattr(driver, "pid", None)
-    return pid(target) if callable(pid) else None
-
-
 def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
     """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
     file and the context block, unless another agent still uses the same ones."""
@@ -385,7 +387,7 @@ def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], othe
         return
     if any(other.extra.get("briefing_file") == briefing_file for other in others):
         return
-    from pao_core.delivery import undeliver
+    from pao_core.delivery import undeliver  # loaded on use, not at start-up
 
     folder = os.path.dirname(briefing_file)
     undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))

@@ -150,7 +150,7 @@ class SpawnRequest:
     folder: str
     name: str
     host: str = "claude-code"
-    terminal: str = "tmux"
+    terminal: str = ""
     nudge: bool = True
     session_id: str | None = None
     """Chosen by pao before the CLI starts, for hosts that accept one (``chooses_session_id``)."""

@@ -51,7 +51,7 @@ class DesktopNotifier:
 
     @hookimpl
     def pao_agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-        from pao_core.sanitize import strip_controls
+        from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
 
         if new_state not in self.options.states:
             return

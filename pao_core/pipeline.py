@@ -19,9 +19,10 @@ from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
-from pao_core.lifecycle import Agents, agent_environment, cleanup_written, driver_pid, send_text
+from pao_core.lifecycle import Agents, agent_environment, cleanup_written, send_text
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
+from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -134,7 +135,7 @@ def spawn(
         source="spawn",
         folder=request.folder,
         target=target,
-        pid=driver_pid(driver, target),
+        pid=driver.pid(target),
         session_id=session,
         briefing_hash=briefing.content_hash,
         extra=extra,
@@ -163,7 +164,7 @@ def _deliver(
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
             "agent_dir": str(folder), "events": channel.events,
         }
-    from pao_core.delivery import deliver
+    from pao_core.delivery import deliver  # loaded on use, not at start-up
 
     block = host_agent.context_block(config.briefing.filename, briefing.markdown)
     created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
@@ -185,10 +186,10 @@ class Channels:
 def channels(host_agent: HostAgent) -> Channels:
     """The host's channels; a host that declares none is driven through its screen and a context file."""
     return Channels(
-        getattr(host_agent, "session_channel", None),
-        getattr(host_agent, "event_channel", None),
-        bool(getattr(host_agent, "chooses_session_id", False)),
-        bool(getattr(host_agent, "takes_first_prompt", False)),
+        host_agent.session_channel,
+        host_agent.event_channel,
+        host_agent.chooses_session_id,
+        host_agent.takes_first_prompt,
     )
 
 
@@ -203,7 +204,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest) -> list[str]:
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
-    from pao_core.worktrees import add_worktree
+    from pao_core.worktrees import add_worktree  # loaded on use, not at start-up
 
     made = add_worktree(request.folder, config.home, request.name)
     return attrs.evolve(request, folder=made["path"]), made
@@ -261,8 +262,7 @@ def validate(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge, session
     )
     _check_program(host_agent, env)
-    gaps = getattr(host_agent, "consent_gaps", None)  # optional: what only the user may answer
-    missing = gaps(env) if callable(gaps) else []
+    missing = host_agent.consent_gaps(env)
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)
@@ -292,14 +292,7 @@ def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
 
 def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
     """The host's session id, which appears once the agent took its first message (the nudge)."""
-    give_up = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        session = host_agent.session_id(record)
-        if session or time.monotonic() >= give_up:
-            return session
-        time.sleep(delay)
-        delay = min(delay * 2, 0.25)
+    return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
 def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> None:

@@ -6,17 +6,23 @@ loaded, ``PAO_DISABLE_PLUGINS`` (distribution or plugin names) blocks some. A pl
 that fails to import, or whose hook raises, is recorded and reported by
 ``pao plugins``; the others keep working.
 
-Call sites use one typed method per hook on :class:`Plugins`, which calls each
-implementation separately so one failing plugin cannot take the others down.
+Hooks are called through pluggy itself, so call order, ``tryfirst``/``trylast``,
+``firstresult`` and ``wrapper=True`` implementations work as pluggy documents. What
+pao adds happens once, when a plugin is registered: each implementation is wrapped so
+that its exception is recorded (and it answers ``None``, which pluggy skips), and what
+a collection hook returns is checked against the contract its spec names
+(``hookspecs.RETURNS``); an object that is not one is recorded and dropped.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import attrs
 import pluggy
@@ -46,6 +52,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
+Record = Callable[[BaseException], None]
+
 
 @attrs.frozen
 class PluginFailure:
@@ -65,16 +73,98 @@ class PluginSource:
     default: bool = False
 
 
+class IsolatingManager(pluggy.PluginManager):
+    """pluggy's manager, with each hook implementation's failure isolated and recorded."""
+
+    def __init__(self, project_name: str, record: Callable[[str, str, BaseException], None]) -> None:
+        super().__init__(project_name)
+        self._record = record
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        for caller in self.get_hookcallers(plugin) or ():
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    record = functools.partial(self._record, impl.plugin_name, caller.name)
+                    impl.function = _isolated(impl, hookspecs.RETURNS.get(caller.name), record)
+        return registered
+
+
+def _isolated(impl: pluggy.HookImpl, contract: type | None, record: Record) -> Callable[..., Any]:
+    """``impl``'s function, recording its exception (answering ``None``) and checking what it returns."""
+    function = impl.function
+    if impl.wrapper or impl.hookwrapper:
+        return _isolated_wrapper(function, record)
+
+    @functools.wraps(function)
+    def call(*args: Any) -> Any:
+        try:
+            result = function(*args)
+            return result if contract is None or result is None else checked(result, contract, record)
+        except Exception as exc:  # a plugin's bug must not break the others
+            record(exc)
+            return None
+
+    return call
+
+
+def _isolated_wrapper(function: Callable[..., Iterator[Any]], record: Record) -> Callable[..., Any]:
+    """A wrapper implementation whose failure, before or after its ``yield``, leaves the result as it was."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any) -> Iterator[Any]:
+        try:
+            generator = function(*args)
+            next(generator)
+        except Exception as exc:  # includes StopIteration: a wrapper that never yields
+            record(exc)
+            return (yield)
+        try:
+            result = yield
+        except BaseException:  # the call itself was interrupted: nothing of the plugin's to record
+            generator.close()
+            raise
+        try:
+            generator.send(result)
+        except StopIteration as stop:
+            return stop.value
+        except Exception as exc:
+            record(exc)
+            return result
+        generator.close()
+        record(RuntimeError("the wrapper yielded more than once"))
+        return result
+
+    return wrapper
+
+
+def checked(result: Any, contract: type, record: Record) -> list[Any]:
+    """What a collection hook returned, as a list of ``contract`` objects; anything else is recorded."""
+    if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
+        raise TypeError(f"returned {type(result).__name__}, not a list of {contract.__name__}")
+    objects = []
+    for obj in result:
+        if isinstance(obj, contract):
+            objects.append(obj)
+        else:
+            record(TypeError(f"returned a {type(obj).__name__}, not a {contract.__module__}.{contract.__qualname__}"))
+    return objects
+
+
 @attrs.define
 class Plugins:
     """The loaded plugins of one ``pao`` process, and one typed method per hook."""
 
-    manager: pluggy.PluginManager
+    manager: IsolatingManager = attrs.field(init=False)
     sources: dict[str, PluginSource] = attrs.field(factory=dict)
     failures: list[PluginFailure] = attrs.field(factory=list)
     limited: bool = False
     """Plugin loading was limited by ``PAO_LOAD_PLUGINS`` or ``PAO_DISABLE_PLUGINS``."""
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.manager = IsolatingManager(ENTRY_POINT_GROUP, self.record_failure)
+        self.manager.add_hookspecs(hookspecs)
 
     @property
     def complete(self) -> bool:
@@ -84,37 +174,42 @@ class Plugins:
     # -- hooks, one method each --------------------------------------------------
 
     def config_tables(self) -> list[ConfigTable]:
-        return self._collect("pao_config_tables")
+        return self.collect("pao_config_tables")
 
     def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
-        self.call_each("pao_add_commands", subparsers=subparsers, config=config)
+        self.manager.hook.pao_add_commands(subparsers=subparsers, config=config)
 
     def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
-        return self._collect("pao_memory_backends", config=config)
+        return self.collect("pao_memory_backends", config=config)
+
+    def load_corpus(self, corpus: Path, config: PaoConfig) -> list[str]:
+        return self.manager.hook.pao_load_corpus(corpus=corpus, config=config)
 
     def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
-        return self._collect("pao_briefing_sections", config=config)
+        return self.collect("pao_briefing_sections", config=config)
 
     def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
-        self.call_each("pao_briefing_written", briefing=briefing, folder=folder, path=path)
+        self.manager.hook.pao_briefing_written(briefing=briefing, folder=folder, path=path)
 
     def host_agents(self, config: PaoConfig) -> list[HostAgent]:
-        return self._collect("pao_host_agents", config=config)
+        """One profile per name: the first in call order (an installed plugin's before pao's own)."""
+        return _first_of_each_name(self.collect("pao_host_agents", config=config))
 
     def terminal_drivers(self, config: PaoConfig) -> list[TerminalDriver]:
-        return self._collect("pao_terminal_drivers", config=config)
+        """One driver per name: the first in call order."""
+        return _first_of_each_name(self.collect("pao_terminal_drivers", config=config))
 
     def readiness_detectors(self, config: PaoConfig) -> list[ReadinessDetector]:
-        return self._collect("pao_readiness_detectors", config=config)
+        return self.collect("pao_readiness_detectors", config=config)
 
     def session_mcp_servers(self, config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
-        return self._collect("pao_session_mcp_servers", config=config, request=request)
+        return self.collect("pao_session_mcp_servers", config=config, request=request)
 
     def agent_spawned(self, record: AgentRecord) -> None:
-        self.call_each("pao_agent_spawned", record=record)
+        self.manager.hook.pao_agent_spawned(record=record)
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-        self.call_each("pao_agent_state_changed", record=record, old_state=old_state, new_state=new_state, source=source)
+        self.manager.hook.pao_agent_state_changed(record=record, old_state=old_state, new_state=new_state, source=source)
 
     # -- machinery -----------------------------------------------------------------
 
@@ -122,29 +217,23 @@ class Plugins:
         with self._lock:
             self.failures.append(PluginFailure(plugin, stage, describe(exc)))
 
-    def call_each(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        """Call every implementation of a hook, isolating failures; return the results."""
-        results = []
-        caller = getattr(self.manager.hook, hook_name)
-        # pluggy calls implementations last-registered first; keep that order.
-        for impl in reversed(caller.get_hookimpls()):
-            try:
-                result = impl.function(*(kwargs[name] for name in impl.argnames))
-            except Exception as exc:  # a plugin's bug must not break the others
-                self.record_failure(impl.plugin_name, hook_name, exc)
-                continue
-            if result is not None:
-                results.append((impl.plugin_name, result))
-        return results
+    def collect(self, hook_name: str, *, only: str | None = None, **kwargs: Any) -> list[Any]:
+        """The objects a collection hook's implementations returned, in pluggy's call order.
 
-    def _collect(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        ``only`` names one plugin whose implementation alone is called (``pao plugins``).
+        """
+        caller = self.manager.subset_hook_caller(hook_name, self._others(only)) if only else getattr(self.manager.hook, hook_name)
+        contract = hookspecs.RETURNS[hook_name]
         objects = []
-        for plugin_name, result in self.call_each(hook_name, **kwargs):
+        for result in caller(**kwargs):
             try:
-                objects.extend(result)
-            except TypeError as exc:
-                self.record_failure(plugin_name, hook_name, TypeError(f"returned {type(result).__name__}, not an iterable: {exc}"))
+                objects.extend(checked(result, contract, functools.partial(self.record_failure, "wrapper", hook_name)))
+            except TypeError as exc:  # a wrapper replaced the results with something else
+                self.record_failure("wrapper", hook_name, exc)
         return objects
+
+    def _others(self, name: str) -> list[object]:
+        return [plugin for other, plugin in self.manager.list_name_plugin() if other != name and plugin is not None]
 
     def describe(self) -> list[dict[str, Any]]:
         """Every registered plugin with its source and the hooks it implements."""
@@ -166,10 +255,16 @@ class Plugins:
         return rows
 
 
+def _first_of_each_name(objects: list[Any]) -> list[Any]:
+    chosen: dict[str, Any] = {}
+    for obj in objects:
+        chosen.setdefault(obj.name, obj)
+    return list(chosen.values())
+
+
 def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterable[str]:
     for caller in manager.get_hookcallers(plugin) or ():
         yield caller.name
-
 
 
 def _env_list(environ: Mapping[str, str], name: str) -> set[str] | None:
@@ -185,9 +280,8 @@ def _normalise(dist_name: str) -> str:
 def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     """Make a plugin manager, register the defaults, load entry points (once)."""
     env = os.environ if environ is None else environ
-    manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
-    manager.add_hookspecs(hookspecs)
-    plugins = Plugins(manager)
+    plugins = Plugins()
+    manager = plugins.manager
     for module_name in DEFAULT_PLUGINS:
         module = importlib.import_module(module_name)
         manager.register(module, name=module_name)
@@ -198,8 +292,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     wanted_norm = {_normalise(n) for n in wanted} if wanted is not None else None
     plugins.limited = wanted is not None or bool(disabled)
     disabled_norm = {_normalise(n) for n in disabled}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = entry_point.dist.name if entry_point.dist else None
+    for entry_point, dist, dist_version in installed_entry_points():
         dist_norm = _normalise(dist) if dist else ""
         if wanted_norm is not None and dist_norm not in wanted_norm:
             continue
@@ -215,9 +308,50 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             manager.set_blocked(entry_point.name)
             plugins.failures.append(PluginFailure(entry_point.name, "load", describe(exc)))
             continue
-        plugins.sources[entry_point.name] = PluginSource(dist, entry_point.dist.version if entry_point.dist else None)
+        plugins.sources[entry_point.name] = PluginSource(dist, dist_version)
     manager.check_pending()
     return plugins
+
+
+def installed_entry_points() -> list[tuple[importlib.metadata.EntryPoint, str | None, str | None]]:
+    """The ``pao`` entry points with their distribution's name and version, from a cache when nothing changed.
+
+    Scanning every installed distribution's metadata costs more than the rest of
+    ``pao --help``. The cache (in the user's cache folder) is keyed by the interpreter
+    and the modification times of the folders on ``sys.path``, which change whenever a
+    distribution is installed, upgraded or removed.
+    """
+    import json  # only this path needs it: start-up stays light
+    import sys  # only this path needs it: start-up stays light
+
+    import platformdirs  # only this path needs it: start-up stays light
+
+    key = [sys.executable, *[[path, _mtime_ns(path)] for path in sys.path]]
+    cache = Path(platformdirs.user_cache_dir("pao")) / "entry-points.json"
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached["key"] == key:
+            return [(importlib.metadata.EntryPoint(n, v, ENTRY_POINT_GROUP), d, dv) for n, v, d, dv in cached["points"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    found = [(ep, ep.dist.name if ep.dist else None, ep.dist.version if ep.dist else None)
+             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    points = [[ep.name, ep.value, dist, version] for ep, dist, version in found]
+    try:  # a cache that cannot be written only costs the next run its scan
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
+        temporary.write_text(json.dumps({"key": key, "points": points}), encoding="utf-8")
+        os.replace(temporary, cache)
+    except OSError:
+        pass
+    return found
+
+
+def _mtime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return None
 
 
 def _version(dist: str) -> str | None:

@@ -51,7 +51,7 @@ class ScreenReader:
 
     @classmethod
     def for_host(cls, host: str, detectors: Sequence[ReadinessDetector], plugins: Plugins | None = None) -> ScreenReader:
-        chosen = [d for d in detectors if not getattr(d, "hosts", ()) or host in d.hosts]
+        chosen = [d for d in detectors if not d.hosts or host in d.hosts]
         return cls(host, chosen, plugins)
 
     def classify(self, screen: str) -> ScreenVerdict:
@@ -61,7 +61,7 @@ class ScreenReader:
                 verdict = detector.classify(screen)
             except Exception as exc:  # one broken detector must not blind the others
                 if self.plugins is not None:
-                    self.plugins.record_failure(getattr(detector, "name", repr(detector)), "classify", exc)
+                    self.plugins.record_failure(detector.name, "classify", exc)
                 continue
             if verdict is not None:
                 verdicts.append(attrs.evolve(verdict, detector=verdict.detector or detector.name))

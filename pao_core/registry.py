@@ -1,7 +1,7 @@
 """The agent registry: ``$PAO_HOME/agents.json``, one record per agent name.
 
-Every change runs under the pid lock ``agents.json.lock`` (``O_CREAT|O_EXCL``, stale
-recovery), re-reads the file, applies the change and replaces the file atomically
+Every change runs under the lock ``agents.json.lock`` (an ``flock`` the kernel releases
+when its holder dies, :func:`pao_core.files.state_lock`), re-reads the file, applies the change and replaces the file atomically
 (``pao_core.files.update_json``), so two ``pao`` processes acting at once never lose
 an agent. Reads need no lock: a reader sees the file before or after a replace.
 """

@@ -24,12 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_core.config import mask_url
-
 if TYPE_CHECKING:
     from pao_core.models import MemoryItem
 
 REDACTED = "[redacted]"
+# The password runs to the last "@" before a space: people write passwords with "/" in URLs.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
+                           re.IGNORECASE)
+
+
+def mask_url(text: str, mask: str = "***") -> str:
+    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
+
 
 # ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/SOS/PM/APC strings (up to
 # BEL or ST), and two-byte escapes. An unterminated string sequence runs to the end.
@@ -114,7 +121,7 @@ def secret_rules() -> SecretRules:
     # lazy: most pao commands never redact; Aho-Corasick finds all keywords in one pass, as gitleaks does
     import tomllib
 
-    import ahocorasick_rs
+    import ahocorasick_rs  # only this path needs it: start-up stays light
 
     table = tomllib.loads(SECRET_RULES.read_text(encoding="utf-8"))
     shapes = tuple(SecretRule(rule["id"], frozenset(rule["keywords"]), re.compile(rule["regex"]), tuple(rule["covers"]))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import BriefingSection
 from pao_core.fusion import text_date
 from pao_core.hookspecs import hookimpl
 from pao_core.models import Provenance, parse_timestamp
@@ -53,7 +54,7 @@ def _quoted(text: str, limit: int, prefix: str = "> - ") -> str:
 
 
 @attrs.frozen
-class TopicSection:
+class TopicSection(BriefingSection):
     key: str = "topic"
     title: str = "Task"
     order: int = 10
@@ -72,7 +73,7 @@ class TopicSection:
 
 
 @attrs.frozen
-class SelfPrimingSection:
+class SelfPrimingSection(BriefingSection):
     """What to do when memory had nothing on the topic: query it yourself."""
 
     key: str = "self-priming"
@@ -97,7 +98,7 @@ class SelfPrimingSection:
 
 
 @attrs.frozen
-class _GroupedSection:
+class _GroupedSection(BriefingSection):
     """Items of one sort (conversations or facts) in groups within a store: a heading, then each item quoted.
 
     Groups come in the order of their best item.
@@ -198,7 +199,7 @@ REMEMBER_TOOL = "`remember` (`mcp__pao__remember`)"
 
 
 @attrs.frozen
-class MoreSection:
+class MoreSection(BriefingSection):
     key: str = "more"
     title: str = "Asking memory for more"
     order: int = 90

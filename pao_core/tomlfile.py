@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from pao_core.errors import PaoError
-from pao_core.files import atomic_write, pid_lock
+from pao_core.files import atomic_write, lock_for, state_lock
 
 if TYPE_CHECKING:
     import tomlkit.toml_document
@@ -31,16 +31,16 @@ def update_toml(
 ) -> tomlkit.toml_document.TOMLDocument:
     """Edit a TOML file in place, safely; returns the new document.
 
-    Under ``<file>.pao.lock``: re-read the file, apply ``change`` (a function that
+    Under pao's lock for the file (:func:`pao_core.files.lock_for`): re-read the file, apply ``change`` (a function that
     mutates the tomlkit document), keep one backup (``<file>.bak``) and replace the
     file atomically, only when the text changed. A file that does not parse is never
     overwritten: :class:`UnreadableTOML` names it and the reason.
     """
-    import tomlkit
-    import tomlkit.exceptions
+    import tomlkit  # only this path needs it: start-up stays light
+    import tomlkit.exceptions  # only this path needs it: start-up stays light
 
     target = Path(path)
-    with pid_lock(target.with_name(target.name + ".pao.lock"), timeout=timeout):
+    with state_lock(lock_for(target), timeout=timeout):
         try:
             original: str | None = target.read_text(encoding="utf-8")
         except FileNotFoundError:

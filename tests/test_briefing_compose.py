@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pao_core import hookimpl
 from pao_core.briefing import compose, read_footer, verify
 from pao_core.config import load_config
+from pao_core.contracts import BriefingSection
 from pao_core.delivery import BEGIN
 from pao_core.models import BackendResult, MemoryItem
 from pao_core.plugins import get_plugins
@@ -113,7 +114,7 @@ def test_empty_memory_gives_self_priming_instructions() -> None:
 
 
 @attrs.frozen
-class OnCall:
+class OnCall(BriefingSection):
     key: str = "on-call"
     title: str = "Who is on call"
     order: int = 25
@@ -123,7 +124,7 @@ class OnCall:
 
 
 @attrs.frozen
-class QuietMore:
+class QuietMore(BriefingSection):
     key: str = "more"
     title: str = "More"
     order: int = 90
@@ -133,7 +134,7 @@ class QuietMore:
 
 
 @attrs.frozen
-class Broken:
+class Broken(BriefingSection):
     key: str = "broken"
     title: str = "Broken"
     order: int = 5

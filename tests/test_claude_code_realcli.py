@@ -22,6 +22,7 @@ import pytest
 
 from pao_core import MemoryItem, hookimpl
 from pao_core.cli import main
+from pao_core.contracts import MemoryBackend
 from pao_core.hosts.claude_code import ClaudeCode
 from pao_core.models import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
@@ -33,7 +34,7 @@ TOPIC = "rotate the deploy key"
 
 
 @attrs.frozen
-class OneNote:
+class OneNote(MemoryBackend):
     """A memory backend holding one note: the marker the model must receive."""
 
     text: str

@@ -19,7 +19,7 @@ from pao_core import hookimpl
 from pao_core.briefing import verify
 from pao_core.config import load_config
 from pao_core.delivery import BEGIN, END, DeliveryError, deliver, folder_lock_path, merge_block
-from pao_core.files import pid_lock
+from pao_core.files import state_lock
 from pao_core.models import Briefing
 from pao_core.plugins import get_plugins
 
@@ -29,6 +29,10 @@ BLOCK = "@CONTEXT_BRIEFING.md"
 USER_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300).filter(
     lambda t: "pao:briefing:" not in t
 )
+
+
+CLAUDE = {"context_file": "CLAUDE.md", "context_block": "@CONTEXT_BRIEFING.md"}
+"""Claude Code's context file and block, as its profile writes them."""
 
 
 def _block(body: str = BLOCK, newline: str = "\n") -> str:
@@ -90,12 +94,12 @@ def test_deliver_writes_both_files_and_keeps_user_text(tmp_path: Path) -> None:
     config = load_config()
     user = "# My project\n\nNever push to main.  \ttrailing spaces kept\n"
     (tmp_path / "CLAUDE.md").write_text(user)
-    result = deliver(_briefing(), tmp_path, config=config)
+    result = deliver(_briefing(), tmp_path, **CLAUDE, config=config)
     assert result.briefing_path.read_text() == _briefing().markdown
     assert verify(result.briefing_path.read_text())
     claude = (tmp_path / "CLAUDE.md").read_text()
     assert claude.startswith(user) and claude.count(BLOCK) == 1
-    deliver(_briefing("# Context briefing\n\nsecond\n"), tmp_path, config=config)
+    deliver(_briefing("# Context briefing\n\nsecond\n"), tmp_path, **CLAUDE, config=config)
     assert (tmp_path / "CLAUDE.md").read_text() == claude
     assert "second" in (tmp_path / "CONTEXT_BRIEFING.md").read_text()
     assert result.excluded_in_git is False
@@ -125,7 +129,7 @@ def test_unsafe_targets_get_one_clear_error_and_nothing_written(tmp_path: Path, 
         (folder / "CONTEXT_BRIEFING.md").symlink_to(outside)
     before = sorted(p.name for p in folder.iterdir())
     with pytest.raises(DeliveryError) as info:
-        deliver(_briefing(), folder, config=load_config())
+        deliver(_briefing(), folder, **CLAUDE, config=load_config())
     message = str(info.value)
     assert "\n" not in message and ("CLAUDE.md" in message or "CONTEXT_BRIEFING.md" in message)
     assert sorted(p.name for p in folder.iterdir()) == before
@@ -136,7 +140,7 @@ def test_unsafe_targets_get_one_clear_error_and_nothing_written(tmp_path: Path, 
 
 def test_missing_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DeliveryError, match="does not exist"):
-        deliver(_briefing(), tmp_path / "nope", config=load_config())
+        deliver(_briefing(), tmp_path / "nope", **CLAUDE, config=load_config())
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -154,7 +158,7 @@ def test_git_work_tree_gets_an_exclude_entry_not_a_tracked_change(tmp_path: Path
     sub = tmp_path / "pkg"
     sub.mkdir()
     for _ in range(2):
-        result = deliver(_briefing(), sub, config=load_config())
+        result = deliver(_briefing(), sub, **CLAUDE, config=load_config())
     assert result.excluded_in_git
     exclude = (tmp_path / ".git" / "info" / "exclude").read_text()
     assert exclude.splitlines().count("CONTEXT_BRIEFING.md") == 1
@@ -179,7 +183,7 @@ def test_briefing_written_fires_after_delivery(tmp_path: Path) -> None:
     plugins.manager.register(recorder, name="recorder")
     try:
         briefing = _briefing()
-        deliver(briefing, tmp_path, config=load_config(), plugins=plugins)
+        deliver(briefing, tmp_path, **CLAUDE, config=load_config(), plugins=plugins)
     finally:
         plugins.manager.unregister(recorder)
     assert recorder.calls == [(briefing.content_hash, str(tmp_path.resolve()),
@@ -200,7 +204,7 @@ WRITER = textwrap.dedent(
         body = f"# Context briefing\\n\\n{tag} round {n}\\n" + ("filler line\\n" * 2000)
         markdown = body + footer(body, dt.datetime.now(dt.timezone.utc))
         deliver(Briefing(topic="t", markdown=markdown, items=(), backends={}, elapsed_ms=0.0), folder,
-                config=config, context_block=f"@CONTEXT_BRIEFING.md\\n<!-- from {tag} -->")
+                config=config, context_file="CLAUDE.md", context_block=f"@CONTEXT_BRIEFING.md\\n<!-- from {tag} -->")
     """
 )
 
@@ -218,7 +222,7 @@ def test_concurrent_deliveries_leave_one_block_and_a_complete_briefing(tmp_path:
     lock = folder_lock_path(load_config(), folder.resolve())
     checked = 0
     while any(proc.poll() is None for proc in procs):
-        with pid_lock(lock, timeout=30):
+        with state_lock(lock, timeout=30):
             if (folder / "CONTEXT_BRIEFING.md").exists():
                 text = (folder / "CONTEXT_BRIEFING.md").read_text()
                 tag = "alpha" if "alpha round" in text else "beta"

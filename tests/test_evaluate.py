@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.evaluate import Query, QueryRun, score
+from pao_core import hookimpl
+from pao_core.config import load_config
+from pao_core.evaluate import CorpusError, Query, QueryRun, load_stores, score
 from pao_core.models import Briefing, MemoryItem
+from pao_core.plugins import build_plugins
 
 CORPUS = Path(__file__).parent / "data" / "eval"
 
@@ -137,3 +140,27 @@ def test_eval_subsets_of_backends_and_bad_input(pao, corpus: Path) -> None:
     ):
         bad = pao(*args)
         assert bad.returncode != 0 and needle in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr
+
+
+class CorpusLoaders:
+    """Two loaders: one that loads its part, one whose part is broken."""
+
+    def __init__(self, broken: bool) -> None:
+        self.broken = broken
+
+    @hookimpl
+    def pao_load_corpus(self, corpus, config):
+        if self.broken:
+            raise ValueError(f"{corpus / 'notes.md'}: line 3 is not a note")
+        return None if not (corpus / "memory.jsonl").exists() else "memory.jsonl: loaded by the test"
+
+
+@pytest.mark.hook("pao_load_corpus")
+def test_each_plugin_loads_its_part_and_a_broken_part_fails_the_eval(corpus: Path, tmp_path: Path) -> None:
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    plugins.manager.register(CorpusLoaders(broken=False), name="loader")
+    assert load_stores(corpus, load_config(), plugins) == ["memory.jsonl: loaded by the test"]
+    assert load_stores(tmp_path, load_config(), plugins) == []  # nothing of its in this corpus
+    plugins.manager.register(CorpusLoaders(broken=True), name="broken-loader")
+    with pytest.raises(CorpusError, match="broken-loader could not load its part: .*line 3 is not a note"):
+        load_stores(corpus, load_config(), plugins)

@@ -10,13 +10,19 @@ import pytest
 
 from pao_core import MemoryItem
 from pao_core.config import load_config
+from pao_core.contracts import MemoryBackend
 from pao_core.gather import gather
 from pao_core.pipeline import brief
 from pao_core.plugins import build_plugins
 
 
+class Backend(MemoryBackend):
+    def health(self, deadline: float) -> str:
+        return "ok"
+
+
 @attrs.frozen
-class SleepyBackend:
+class SleepyBackend(Backend):
     name: str
     delay: float
     release: threading.Event | None = None
@@ -27,12 +33,9 @@ class SleepyBackend:
         time.sleep(self.delay)
         return [MemoryItem(self.name, f"{self.name}:{i}", "t", f"{query} {i}") for i in range(limit + 3)]
 
-    def health(self, deadline: float) -> str:
-        return "ok"
-
 
 @attrs.frozen
-class Raising:
+class Raising(Backend):
     name: str = "raising"
 
     def search(self, query, limit, deadline):
@@ -40,7 +43,7 @@ class Raising:
 
 
 @attrs.frozen
-class Garbage:
+class Garbage(Backend):
     name: str
     answer: object
 
@@ -82,7 +85,7 @@ def test_per_backend_timeouts_override_the_default() -> None:
 @pytest.mark.parametrize(
     ("backend", "fragment"),
     [
-        (Raising(), "ConnectionRefusedError: connection refused by the server"),
+        (Raising(), "connection refused by the server"),
         (Garbage("g1", None), "NoneType"),
         (Garbage("g2", "a string"), "str"),
         (Garbage("g3", {"items": []}), "dict"),

@@ -11,6 +11,7 @@ from pao_core import hookimpl
 from pao_core.cli import build_parser
 from pao_core.commands.info import plugin_report
 from pao_core.config import load_config
+from pao_core.contracts import TerminalDriver
 from pao_core.plugins import get_plugins
 
 
@@ -72,12 +73,14 @@ def test_usage_errors_are_one_line(capsys) -> None:
 
 
 @attrs.frozen
-class FakeDriver:
+class FakeDriver(TerminalDriver):
     name: str
     reason: str | None
 
     def availability(self):
         return self.reason
+
+    spawn = paste = press = read = is_alive = kill = None  # type: ignore[assignment]  # never started: listed only
 
 
 class Drivers:

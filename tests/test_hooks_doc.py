@@ -6,6 +6,8 @@ import inspect
 import re
 from pathlib import Path
 
+import attrs
+
 from pao_core import hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +38,52 @@ def test_every_hook_has_a_test_of_its_own() -> None:
         marked.update(re.findall(r"""pytest\.mark\.hook\(\s*["'](pao_\w+)["']""", path.read_text(encoding="utf-8")))
     missing = set(hook_signatures()) - marked
     assert not missing, f"hooks without a test marked @pytest.mark.hook(...): {sorted(missing)}"
+
+
+def contract_block(contract: type) -> str:
+    """The page's listing of one contract, made from its class itself."""
+    defaults = {field.name: field.default for field in attrs.fields(contract)} if attrs.has(contract) else vars(contract)
+    lines = [f"class {contract.__name__}:"]
+    for name, annotation in vars(contract).get("__annotations__", {}).items():
+        default = defaults.get(name, attrs.NOTHING)
+        default = default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
+        lines.append(f"    {name}: {annotation}" + ("" if default is attrs.NOTHING else f" = {default!r}"))
+    for name, member in vars(contract).items():
+        if name.startswith("_") or not inspect.isfunction(member):
+            continue
+        signature = str(inspect.signature(member)).replace("'", "")
+        summary = " ".join((inspect.getdoc(member) or "").replace("``", "`").split())
+        optional = inspect.isabstract(contract) and not getattr(member, "__isabstractmethod__", False)
+        lines.append(f"    def {name}{signature}")
+        if summary:
+            lines.append(f"        # {'optional: ' if optional else ''}{summary}")
+    return "```python\n" + "\n".join(lines) + "\n```"
+
+
+def contracts_page(page: str) -> str:
+    """``page`` with every contract block regenerated (between its markers)."""
+    named = {contract.__name__: contract for contract in hookspecs.RETURNS.values()}
+
+    def block(match: re.Match[str]) -> str:
+        return f"{match[1]}\n{contract_block(named[match[2]])}\n{match[3]}"
+
+    return re.sub(r"(<!-- contract (\w+) -->)\n.*?\n(<!-- /contract -->)", block, page, flags=re.S)
+
+
+def test_every_contract_is_documented_from_its_class() -> None:
+    page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"<!-- contract (\w+) -->", page))
+    assert shown == {contract.__name__ for contract in hookspecs.RETURNS.values()}, "docs/hooks.md misses a contract"
+    assert page == contracts_page(page), "docs/hooks.md is out of date: run `python tests/test_hooks_doc.py`"
+
+
+def test_every_collection_hook_names_its_contract() -> None:
+    page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    for hook, contract in hookspecs.RETURNS.items():
+        section = page.split(f"### {hook}\n", 1)[1].split("\n### ", 1)[0]
+        assert f"[`{contract.__name__}`]" in section, f"docs/hooks.md: {hook} does not link its contract {contract.__name__}"
+
+
+if __name__ == "__main__":  # rewrite the contract blocks of docs/hooks.md from pao_core/contracts.py
+    path = ROOT / "docs" / "hooks.md"
+    path.write_text(contracts_page(path.read_text(encoding="utf-8")), encoding="utf-8")

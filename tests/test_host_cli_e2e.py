@@ -24,6 +24,7 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
+from pao_core.contracts import MemoryBackend
 from pao_core.delivery import deliver
 from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
@@ -38,7 +39,7 @@ TOPIC = "tidy the invoice exporter"
 
 
 @attrs.frozen
-class OneNoteBackend:
+class OneNoteBackend(MemoryBackend):
     """A memory store holding one note; the marker exists nowhere else."""
 
     name: str = "notes"

@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
+from pao_core.contracts import MemoryBackend
 from pao_core.delivery import deliver
 from pao_core.models import MemoryItem
 from pao_core.pipeline import brief
@@ -57,8 +58,19 @@ def _hostile_folder(folder: Path) -> list[str]:
     return lines
 
 
+def _prepare(host: str, tmp_path: Path) -> tuple[HostCase, Path, list[str]]:
+    """The pinned CLI (run only in a loopback-only namespace) and a hostile git folder."""
+    fail_unless_loopback_only()
+    case = _case(host)
+    assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
+    folder = tmp_path / "exporter"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return case, folder, _hostile_folder(folder)
+
+
 @attrs.frozen
-class HostileBackend:
+class HostileBackend(MemoryBackend):
     lines: tuple[str, ...]
     name: str = "notes"
 
@@ -84,14 +96,8 @@ def _run_print_mode(case: HostCase, home: Path, folder: Path, stub, user_env: di
 @pytest.mark.parametrize("host", HOSTS)
 def test_no_import_form_of_memory_reaches_a_file(host: str, tmp_path: Path, isolated_home: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    fail_unless_loopback_only()
-    case = _case(host)
-    assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
+    case, folder, lines = _prepare(host, tmp_path)
     home = isolated_home / "user"
-    folder = tmp_path / "exporter"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    lines = _hostile_folder(folder)
     monkeypatch.setenv(case.command_variable, str(case.binary))
     config, plugins = load_config(), build_plugins()
     profile = next(h for h in plugins.host_agents(config) if h.name == case.host)
@@ -116,14 +122,8 @@ def test_no_import_form_of_memory_reaches_a_file(host: str, tmp_path: Path, isol
 def test_control_the_same_forms_unescaped_are_imported(host: str, tmp_path: Path, isolated_home: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Without pao's escaping the same CLI imports these forms: the probe above can fail."""
-    fail_unless_loopback_only()
-    case = _case(host)
-    assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
+    case, folder, lines = _prepare(host, tmp_path)
     home = isolated_home / "user"
-    folder = tmp_path / "exporter"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    lines = _hostile_folder(folder)
     context_file = "GEMINI.md" if case.host == "gemini" else "CLAUDE.md"
     (folder / context_file).write_text(f"# notes {MARKER}\n\n" + "\n\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setenv(case.command_variable, str(case.binary))

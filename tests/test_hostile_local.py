@@ -76,7 +76,7 @@ def test_delivery_refuses_a_linked_git_exclude(isolated_home: Path, tmp_path: Pa
     exclude.parent.mkdir(parents=True, exist_ok=True)
     exclude.symlink_to(victim)
     with pytest.raises(DeliveryError, match="symbolic link; pao will not write exclude through it"):
-        deliver(_briefing(), folder, config=load_config())
+        deliver(_briefing(), folder, config=load_config(), context_file="CLAUDE.md", context_block="@CONTEXT_BRIEFING.md")
     assert victim.read_text() == "precious\n"
     assert not (folder / "CONTEXT_BRIEFING.md").exists() and not (folder / "CLAUDE.md").exists()
 
@@ -142,7 +142,7 @@ def test_bad_state_is_one_line(isolated_home: Path, tmp_path: Path, monkeypatch:
     not_a_folder = tmp_path / "home-is-a-file"
     not_a_folder.write_text("")
     monkeypatch.setenv("PAO_HOME", str(not_a_folder))
-    for command in (["list"], ["spawn", "fix it", "--folder", str(tmp_path)], ["monitor", "--once"]):
+    for command in (["list"], ["spawn", "fix it", "--folder", str(tmp_path)], ["list", "--json"]):
         assert "Not a directory" in _one_line(capsys, *command)
     broken = tmp_path / "broken-home"
     (broken / "history.sqlite3").mkdir(parents=True)
@@ -160,3 +160,12 @@ def test_one_unreadable_record_hides_no_other_agent(isolated_home: Path, capsys:
     assert main(["list"]) == 0
     out, err = capsys.readouterr()
     assert "good" in out and "agent 'bad' has an unreadable record" in err
+
+
+def test_doctor_agrees_with_itself_on_a_corrupt_store(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = Path(os.environ["PAO_HOME"])
+    (home / "longterm.sqlite3").write_text("not a database, whatever its name says")
+    main(["doctor", "--json"])
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    about = [check for check in checks if check["area"] in ("store", "backend") and check["name"].startswith("longterm")]
+    assert about and {check["status"] for check in about} == {"fail"}, about

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pao_core import MemoryItem, hookimpl
+from pao_core import MemoryBackend, MemoryItem, hookimpl
 from pao_core.cli import main
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_core.sanitize import REDACTED, clean, clean_inline, secret_rules
@@ -95,7 +95,7 @@ def test_plain_prose_is_kept(text: str) -> None:
 
 
 @attrs.frozen
-class SecretNotes:
+class SecretNotes(MemoryBackend):
     name: str = "notes"
 
     def search(self, query: str, limit: int, deadline: float) -> list[MemoryItem]:

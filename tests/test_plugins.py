@@ -9,9 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pluggy
 import pytest
 
 from pao_core import hookimpl
+from pao_core.contracts import MemoryBackend
 from pao_core.plugins import DEFAULT_PLUGINS, build_plugins, get_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,12 +116,18 @@ class Exploding:
         raise ValueError("backend factory exploded")
 
 
-class Fine:
+class Fine(MemoryBackend):
     name = "fine"
 
     @hookimpl
     def pao_memory_backends(self, config):
         return [self]
+
+    def search(self, query, limit, deadline):
+        return []
+
+    def health(self, deadline):
+        return "fine"
 
 
 def test_a_failing_hook_is_recorded_and_others_still_answer() -> None:
@@ -139,6 +147,126 @@ def test_a_failing_hook_is_recorded_and_others_still_answer() -> None:
         plugins.manager.unregister(fine)
 
 
+class Extra(Fine):
+    name = "extra"
+
+
+class Wrapping:
+    """A ``wrapper=True`` implementation: sees every other implementation's results and adds one."""
+
+    @hookimpl(wrapper=True)
+    def pao_memory_backends(self, config):
+        results = yield
+        return [*results, [Extra()]]
+
+
+class BrokenWrappers:
+    @hookimpl(wrapper=True)
+    def pao_memory_backends(self, config):
+        raise RuntimeError("wrapper failed before its yield")
+        yield  # pragma: no cover - makes this a generator
+
+    @hookimpl(wrapper=True, tryfirst=True)
+    def pao_briefing_sections(self, config):
+        yield
+        raise RuntimeError("wrapper failed after its yield")
+
+
+class NotABackend:
+    @hookimpl
+    def pao_memory_backends(self, config):
+        return ["a string, not a backend", Fine()]
+
+
+def _plugins_with(*named: tuple[str, object]):
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    for name, plugin in named:
+        plugins.manager.register(plugin, name=name)
+    return plugins
+
+
+def test_a_wrapper_hook_sees_and_changes_the_results_as_pluggy_documents() -> None:
+    from pao_core.config import load_config
+
+    fine = Fine()
+    plugins = _plugins_with(("fine", fine), ("wrapping", Wrapping()))
+    backends = plugins.memory_backends(load_config())
+    assert [type(b) for b in backends] == [Fine, Extra] and backends[0] is fine
+    assert plugins.failures == []
+
+
+def test_a_failing_wrapper_is_recorded_and_leaves_the_results_as_they_were() -> None:
+    from pao_core.config import load_config
+
+    fine = Fine()
+    plugins = _plugins_with(("fine", fine), ("broken-wrappers", BrokenWrappers()))
+    assert plugins.memory_backends(load_config()) == [fine]
+    keys = [section.key for section in plugins.briefing_sections(load_config())]
+    assert keys == ["topic", "self-priming", "facts", "conversations", "more"]
+    assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [
+        ("broken-wrappers", "pao_memory_backends", "wrapper failed before its yield"),
+        ("broken-wrappers", "pao_briefing_sections", "wrapper failed after its yield"),
+    ]
+
+
+def test_what_is_not_the_contract_is_recorded_and_dropped() -> None:
+    from pao_core.config import load_config
+
+    plugins = _plugins_with(("not-a-backend", NotABackend()))
+    assert [type(b) for b in plugins.memory_backends(load_config())] == [Fine]
+    assert [(f.plugin, f.error) for f in plugins.failures] == [
+        ("not-a-backend", "returned a str, not a pao_core.contracts.MemoryBackend")]
+
+
+class PickSpec:
+    @pluggy.HookspecMarker("pao")(firstresult=True)
+    def pao_pick(self, value):
+        """A firstresult hook of the test's own."""
+
+
+def _picker(answer, *, fail=False, **options):
+    class Picker:
+        @hookimpl(**options)
+        def pao_pick(self, value):
+            if fail:
+                raise ValueError(f"picker {answer} failed")
+            return None if answer is None else f"{answer}:{value}"
+
+    return Picker()
+
+
+def test_a_firstresult_hook_stops_at_the_first_answer_in_pluggy_order() -> None:
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    plugins.manager.add_hookspecs(PickSpec)
+    for name, picker in [("early", _picker("early")), ("late", _picker("late")), ("silent", _picker(None)),
+                         ("failing", _picker("failing", fail=True))]:
+        plugins.manager.register(picker, name=name)
+    # last registered first: failing (recorded), silent (None), then late answers and early is never called
+    assert plugins.manager.hook.pao_pick(value=7) == "late:7"
+    assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [("failing", "pao_pick", "picker failing failed")]
+    plugins.manager.register(_picker("first", tryfirst=True), name="first")
+    plugins.manager.register(_picker("last", trylast=True), name="last")
+    assert plugins.manager.hook.pao_pick(value=8) == "first:8"
+
+
+def test_of_two_profiles_with_one_name_the_later_registered_plugin_wins() -> None:
+    from pao_core.config import load_config
+    from pao_core.hosts.codex import CodexHost
+
+    class MyCodex(CodexHost):
+        pass
+
+    class Override:
+        @hookimpl
+        def pao_host_agents(self, config):
+            return [MyCodex()]
+
+    plugins = _plugins_with(("override", Override()))
+    hosts = plugins.host_agents(load_config())
+    assert sorted(host.name for host in hosts) == ["claude-code", "codex", "gemini"]
+    assert type(next(host for host in hosts if host.name == "codex")) is MyCodex
+
+
 def test_import_pao_core_stays_light() -> None:
     heavy = ("sqlalchemy", "psycopg", "libtmux", "requests", "appscript")
     code = (
@@ -149,3 +277,45 @@ def test_import_pao_core_stays_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     loaded = {name.split(".")[0] for name in out}
     assert not loaded & set(heavy), f"heavy modules imported at start-up: {loaded & set(heavy)}"
+
+
+def test_the_core_works_with_no_plugin_installed(pao) -> None:
+    """pao_core names no plugin: with none loaded, plugins, doctor and brief run and say what is missing."""
+    none = {"PAO_LOAD_PLUGINS": ""}
+    listed = pao("plugins", "--json", env=none)
+    assert listed.returncode == 0, listed.stderr
+    assert {row["name"] for row in json.loads(listed.stdout)["plugins"]} == set(DEFAULT_PLUGINS)
+
+    doctor = pao("doctor", "--json", env=none)
+    checks = {(c["area"], c["name"]): c for c in json.loads(doctor.stdout)["checks"]}
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert checks[("terminal", "")]["line"] == "no terminal driver is installed"
+    assert ("host", "claude-code") in checks  # pao's own hosts need no plugin
+
+    brief = pao("brief", "deploy the docs", "--json", env=none)
+    assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1
+    assert json.loads(brief.stdout)["backends"] == {}
+
+
+def test_entry_points_come_from_a_cache_until_a_folder_on_the_path_changes(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import sys
+
+    from pao_core.plugins import installed_entry_points
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    scanned = {ep.name for ep, _, _ in installed_entry_points()}
+    assert {"tmux", "postgres", "historyworker"} <= scanned
+    cache = tmp_path / "cache" / "pao" / "entry-points.json"
+    data = json.loads(cache.read_text())
+    data["points"].append(["ghost", "ghost.hooks", "pao-ghost", "1.0"])
+    cache.write_text(json.dumps(data))
+    assert ("pao-ghost", "1.0") in {(d, v) for ep, d, v in installed_entry_points() if ep.name == "ghost"}
+    (site / "new_dist-1.0.dist-info").mkdir()  # an install: the folder's mtime moves
+    os.utime(site, ns=(1, 1))
+    assert {ep.name for ep, _, _ in installed_entry_points()} == scanned

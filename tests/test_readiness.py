@@ -5,13 +5,14 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenVerdict
 from pao_core.plugins import build_plugins
 from pao_core.readiness import FIRST_POLL, MAX_POLL, ScreenReader, last_words, next_delay
 
 
 @attrs.define
-class Says:
+class Says(ReadinessDetector):
     state: str | None
     name: str = "says"
     hosts: tuple[str, ...] = ()
@@ -20,7 +21,7 @@ class Says:
         return None if self.state is None else ScreenVerdict(self.state, f"{self.name} reason")  # type: ignore[arg-type]
 
 
-class Broken:
+class Broken(ReadinessDetector):
     name = "broken"
     hosts = ()
 
@@ -49,7 +50,7 @@ def test_detectors_for_other_hosts_are_ignored_and_broken_ones_reported() -> Non
     reader = ScreenReader.for_host("claude-code", [Says("blocked", hosts=("codex",)), Broken(), Says("ready")], plugins)
     verdict = reader.classify("screen")
     assert (verdict.state, verdict.detector) == ("ready", "says")
-    assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [("broken", "classify", "RuntimeError: boom")]
+    assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [("broken", "classify", "boom")]
 
 
 def test_poll_schedule_starts_fast_and_caps() -> None:

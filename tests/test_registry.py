@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pao_core.errors import PaoError
+from pao_core.files import lock_is_held
 from pao_core.files import UnreadableJSON
 from pao_core.models import AgentRecord
 from pao_core.registry import DuplicateAgent, Registry, UnknownAgent
@@ -36,7 +37,7 @@ def test_add_get_update_remove_list(tmp_path: Path) -> None:
     assert registry.names() == {"b"}
     document = json.loads((tmp_path / "home" / "agents.json").read_text())
     assert document["version"] == 1 and list(document["agents"]) == ["b"]
-    assert not (tmp_path / "home" / "agents.json.lock").exists()
+    assert not lock_is_held(tmp_path / "home" / "agents.json.lock")
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:
@@ -72,19 +73,22 @@ def test_unreadable_registry_is_never_overwritten(tmp_path: Path, capsys: pytest
         registry.get("a")
 
 
-def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+@pytest.mark.parametrize("owner", ["dead", "reused"])
+def test_a_lock_file_naming_any_pid_does_not_block(tmp_path: Path, owner: str) -> None:
+    """A pid in a lock file (the old format) means nothing now: dead, or reused by a live process after a reboot."""
     registry = Registry(tmp_path)
     registry.add(_record("a"))
     dead = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
     dead.start()
     dead.join()
+    pid = dead.pid if owner == "dead" else os.getppid()  # a live process that is not pao
     lock = tmp_path / "agents.json.lock"
-    lock.write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "time": time.time() - 60}))
+    lock.write_text(json.dumps({"pid": pid, "host": os.uname().nodename, "time": time.time() - 60}))
     started = time.monotonic()
     registry.add(_record("b"))
     assert time.monotonic() - started < 2
     assert registry.names() == {"a", "b"}
-    assert not lock.exists()
+    assert not lock_is_held(lock)
 
 
 def _hammer(home: str, worker: int, count: int) -> None:

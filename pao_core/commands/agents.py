@@ -10,8 +10,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
+from pao_core.errors import PaoError
 from pao_core.hosts.common import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_core.lifecycle import Agents, Observation
@@ -26,7 +28,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("topic", metavar="TOPIC", help="what the agent works on; may name its folder (in ~/code/api)")
     spawn.add_argument("--folder", metavar="DIR", help="the agent's working folder (default: named in TOPIC, or .)")
     spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
-    spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal})")
+    spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal or 'the first available'})")
     spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
     spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
     spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
@@ -106,7 +108,7 @@ NEXT_WAIT = {"6 spawn": "waiting until the agent is ready", "7 ready": "sending 
 
 
 def _agents(config: PaoConfig) -> Agents:
-    from pao_core.lifecycle import Agents
+    from pao_core.lifecycle import Agents  # loaded on use, not at start-up
 
     return Agents.open(config)
 
@@ -116,12 +118,11 @@ def _say(message: str) -> None:
 
 
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
-    import attrs
+    import attrs  # only this path needs it: start-up stays light
 
-    from pao_core.cli import print_json
-    from pao_core.pipeline import spawn
-    from pao_core.plugins import get_plugins
-    from pao_core.progress import Progress
+    from pao_core.pipeline import spawn  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+    from pao_core.progress import Progress  # loaded on use, not at start-up
 
     if args.timeout is not None:
         config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
@@ -149,7 +150,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             report=report,
         )
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
-    mode = getattr(host, "permission_mode", lambda: "unknown")()
+    mode = host.permission_mode() if host is not None else "unknown"
     _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
     if args.json:
         data = record_json(result.record)
@@ -164,7 +165,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def record_json(record: Any, observation: Observation | None = None) -> dict[str, Any]:
     """The public JSON shape of an agent: its registry record (+ ``observed`` when looked at)."""
-    from pao_core.models import converter
+    from pao_core.models import converter  # records: only this path needs them (pao_core loads them lazily)
 
     data = converter.unstructure(record)
     if observation is not None:
@@ -179,7 +180,6 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
 
 
 def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     agents = _agents(config)
     seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
@@ -191,7 +191,6 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     agents = _agents(config)
     observation = agents.observe(agents.registry.get(args.name), show_screen=args.screen)
@@ -212,7 +211,6 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def _done(args: argparse.Namespace, action: str, message: str, record: Any = None, **extra: Any) -> None:
     """An action's result: ``--json`` prints one object on stdout, otherwise one line on stderr."""
-    from pao_core.cli import print_json
 
     if args.json:
         print_json({"action": action, **({"agent": record_json(record)} if record is not None else {}), **extra})
@@ -228,7 +226,6 @@ def run_send(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import PaoError
 
     agents = _agents(config)
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
@@ -263,7 +260,7 @@ def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress
+    from pao_core.progress import Progress  # loaded on use, not at start-up
 
     started = time.monotonic()
     with Progress(f"resuming {args.name}", delay=0.5) as progress:
@@ -286,14 +283,8 @@ def run_checkpoint(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import PaoError
-
-    agents = _agents(config)
-    record, driver = agents.live(args.name)
-    attach = getattr(driver, "attach", None)
-    if attach is None:
-        raise PaoError(f"the {driver.name} terminal cannot show an agent; {record.name} runs at {record.target}")
-    attach(record.target)
+    record, driver = _agents(config).live(args.name)
+    driver.attach(record.target)
     return 0
 
 
@@ -309,9 +300,3 @@ def age_text(created: dt.datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def print_table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())

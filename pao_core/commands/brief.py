@@ -12,6 +12,7 @@ from pao_core.config import PaoConfig
 from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_core.models import Briefing
+from pao_core.output import print_json
 
 
 @hookimpl
@@ -34,7 +35,7 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
     Items' title and text are redacted (:func:`pao_core.sanitize.clean`) unless ``raw_unredacted``.
     """
-    from pao_core.sanitize import clean
+    from pao_core.sanitize import clean  # only this path needs it: start-up stays light
 
     shown = (lambda text: text) if raw_unredacted else clean
     return {
@@ -72,14 +73,13 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
 
 def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-    from pao_core.pipeline import brief
-    from pao_core.plugins import get_plugins
+    from pao_core.pipeline import brief  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
-    from pao_core.delivery import deliver
+    from pao_core.delivery import deliver  # loaded on use, not at start-up
 
-    from pao_core.sanitize import strip_controls
-    from pao_core.topic import check_topic, reject_control
+    from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
+    from pao_core.topic import check_topic, reject_control  # only this path needs it: start-up stays light
 
     check_topic(args.topic)
     for folder in args.folder:
@@ -89,7 +89,14 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     folders = [_existing_folder(folder) for folder in args.folder] if args.write else list(args.folder)
     plugins = get_plugins()
     briefing = brief(args.topic, folders=folders, config=config, plugins=plugins)
-    deliveries = [deliver(briefing, folder, config=config, plugins=plugins) for folder in folders] if args.write else []
+    deliveries = []
+    if args.write:  # into the context file of the default host, as a spawn would
+        host = next((h for h in plugins.host_agents(config) if h.name == config.spawn.host), None)
+        if host is None:
+            raise ValidationError(f"brief --write: the default host {config.spawn.host!r} is not installed")
+        block = host.context_block(config.briefing.filename, briefing.markdown)
+        deliveries = [deliver(briefing, folder, config=config, context_file=host.context_file, context_block=block,
+                              plugins=plugins) for folder in folders]
     if args.json:
         data = briefing_json(briefing, raw_unredacted=args.raw_unredacted)
         if args.write:
@@ -127,7 +134,7 @@ def _no_answer(briefing: Briefing) -> str:
 
 
 def _existing_folder(folder: str) -> str:
-    from pao_core.topic import shown
+    from pao_core.topic import shown  # only this path needs it: start-up stays light
 
     path = Path(folder).expanduser()
     try:

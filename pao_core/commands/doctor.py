@@ -6,6 +6,7 @@ import argparse
 
 from pao_core.config import PaoConfig
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json
 
 MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
@@ -20,10 +21,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_doctor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-    from pao_core.doctor import DEFAULT_QUERY, run_checks
-    from pao_core.plugins import get_plugins
-    from pao_core.sanitize import strip_controls
+    from pao_core.doctor import DEFAULT_QUERY, run_checks  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+    from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
 
     report = run_checks(config, get_plugins(), query=args.query or DEFAULT_QUERY)
     if args.json:

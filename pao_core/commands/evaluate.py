@@ -7,7 +7,9 @@ import tempfile
 from pathlib import Path
 
 from pao_core.config import PaoConfig
+from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json, print_table
 
 
 @hookimpl
@@ -28,10 +30,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-    from pao_core.errors import ValidationError
-    from pao_core.evaluate import comparison_rows, evaluate
-    from pao_core.plugins import get_plugins
+    from pao_core.evaluate import comparison_rows, evaluate  # loaded on use, not at start-up
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     backends = None
     if args.backends is not None:
@@ -48,10 +48,7 @@ def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
         return 0
     print(f"pao eval {report['corpus']} --split {report['split']}: {report['queries']} queries, "
           f"backends {', '.join(report['backends']) or 'none'}")
-    rows = [("figure", "pao", "original system", "target"), *comparison_rows(report)]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print_table(("figure", "pao", "original system", "target"), comparison_rows(report))
     extras = {key: report[key] for key in ("briefings_with_esc", "secrets_leaked", "hazard_items_shown",
                                             "superseded_pairs_shown", "superseded_pairs_ordered",
                                             "duplicate_groups_repeated") if key in report}

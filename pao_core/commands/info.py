@@ -6,7 +6,10 @@ import argparse
 import json
 
 from pao_core.config import PaoConfig
+from pao_core.contracts import TerminalDriver
+from pao_core.errors import describe
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json
 
 
 @hookimpl
@@ -24,28 +27,27 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 def plugin_report(config: PaoConfig) -> dict:
     """Plugins, their hooks, the terminal drivers' availability, and failures."""
-    from pao_core.plugins import get_plugins
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     plugins = get_plugins()
     rows = plugins.describe()
-    drivers: dict[str, list[dict]] = {}
-    for plugin_name, result in plugins.call_each("pao_terminal_drivers", config=config):
-        for driver in result:
-            try:
-                reason = driver.availability()
-            except Exception as exc:  # availability checks must not break the listing
-                reason = f"availability check failed: {exc}"
-            drivers.setdefault(plugin_name, []).append(
-                {"name": driver.name, "available": reason is None, "reason": reason}
-            )
     for row in rows:
-        row["terminal_drivers"] = drivers.get(row["name"], [])
+        provided = plugins.collect("pao_terminal_drivers", only=row["name"], config=config) \
+            if "pao_terminal_drivers" in row["hooks"] else []
+        row["terminal_drivers"] = [_availability(driver) for driver in provided]
     failures = [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in plugins.failures]
     return {"plugins": rows, "failures": failures}
 
 
+def _availability(driver: TerminalDriver) -> dict:
+    try:
+        reason = driver.availability()
+    except Exception as exc:  # availability checks must not break the listing
+        reason = f"availability check failed: {describe(exc)}"
+    return {"name": driver.name, "available": reason is None, "reason": reason}
+
+
 def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     report = plugin_report(config)
     if args.json:
@@ -66,8 +68,7 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-    from pao_core.config import config_path
+    from pao_core.config import config_path  # configuration loading: only when this path runs
 
     if args.path:
         path = config_path()

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import attrs
 
+from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenVerdict
 
 NBSP = "\u00a0"
@@ -117,7 +118,7 @@ def input_text(screen: str) -> str | None:
 
 
 @attrs.frozen
-class ClaudeCodeScreens:
+class ClaudeCodeScreens(ReadinessDetector):
     """The readiness detector for Claude Code (every version pao was measured on).
 
     ``footer`` is the mode line the ready screen must show (``bypass permissions on``

@@ -30,6 +30,7 @@ from typing import Any, Iterator, Literal, Sequence
 
 from pao_core.files import LockTimeout, UnreadableJSON, ensure_dir, update_json
 from pao_core.hosts.common import read_settings
+from pao_core.waiting import poll_until
 
 McpApproval = Literal["folder", "all", "none"]
 
@@ -70,27 +71,18 @@ def claude_lock(config_file: Path, *, timeout: float = 10.0) -> Iterator[None]:
     ``config_file`` is a symlink the lock sits beside the link, not the real file.
     """
     lock_dir = config_file.with_name(config_file.name + ".lock")
-    give_up = time.monotonic() + timeout
-    delay = 0.005
-    while True:
-        try:
+
+    def take() -> bool:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(lock_dir)
-            break
-        except FileExistsError:
-            try:
-                age = time.time() - lock_dir.stat().st_mtime
-            except FileNotFoundError:
-                continue
-            if age > CLAUDE_LOCK_STALE_SECONDS:
-                with contextlib.suppress(FileNotFoundError, OSError):
-                    os.rmdir(lock_dir)
-                continue
-            if time.monotonic() >= give_up:
-                raise LockTimeout(
-                    f"{lock_dir} is held by a running Claude Code; try again, or remove it if no claude is running"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+            return True
+        with contextlib.suppress(OSError):  # released meanwhile, or a stale one removed: the next poll takes it
+            if time.time() - lock_dir.stat().st_mtime > CLAUDE_LOCK_STALE_SECONDS:
+                os.rmdir(lock_dir)
+        return False
+
+    if not poll_until(take, timeout):
+        raise LockTimeout(f"{lock_dir} is held by a running Claude Code; try again, or remove it if no claude is running")
     try:
         yield
     finally:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
 import attrs
 
 from pao_core.config import ConfigTable
+from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
@@ -78,8 +79,8 @@ class CodexHost(CliProfile):
 
     def preseed(self, folder: str) -> None:
         """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set."""
-        from pao_core.files import ensure_dir
-        from pao_core.tomlfile import update_toml
+        from pao_core.files import ensure_dir  # only this path needs it: start-up stays light
+        from pao_core.tomlfile import update_toml  # only this path needs it: start-up stays light
 
         home = ensure_dir(codex_home())
         update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
@@ -89,7 +90,7 @@ class CodexHost(CliProfile):
 
     def consent_gaps(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What the user must set up once: a sign-in or a model provider whose key is in the environment."""
-        import tomllib
+        import tomllib  # only this path needs it: start-up stays light
 
         env = os.environ if environ is None else environ
         home = codex_home(env)
@@ -113,8 +114,8 @@ class CodexHost(CliProfile):
 
 
 def _preseed(document: Any, folder: str) -> None:
-    import tomlkit
-    from tomlkit.items import InlineTable, Table
+    import tomlkit  # only this path needs it: start-up stays light
+    from tomlkit.items import InlineTable, Table  # only this path needs it: start-up stays light
 
     def table_in(parent: Any, key: str, **kwargs: Any) -> Any:
         if key not in parent:
@@ -132,7 +133,6 @@ def _preseed(document: Any, folder: str) -> None:
     projects = table_in(document, "projects", is_super_table=True)
     project = table_in(projects, folder) if projects is not None else None
     if project is None:
-        from pao_core.errors import PaoError
 
         raise PaoError(f"{codex_home() / 'config.toml'}: projects must be a table to record that {folder} is trusted")
     project["trust_level"] = "trusted"

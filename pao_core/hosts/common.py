@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import HostAgent
 from pao_core.errors import ConfigError, PaoError
 from pao_core.models import SpawnRequest, parse_timestamp
 
@@ -45,7 +46,7 @@ def permission_summary(mode: str) -> str:
         mode, "see docs/security.md")
 
 
-class CliProfile:
+class CliProfile(HostAgent):
     """What every host profile does alike; a profile names its program, install hint and measured versions.
 
     Mixed into an attrs class whose ``options`` field is a :class:`HostOptions` (or a subclass).
@@ -58,18 +59,6 @@ class CliProfile:
     install_hint: ClassVar[str]
     versions: ClassVar[tuple[str, ...]]
     """Versions whose screens and settings pao was measured against."""
-    session_channel: ClassVar[str | None] = None
-    """How the briefing reaches the model without a file in the folder (``None``: the context-file import)."""
-    event_channel: ClassVar[str | None] = None
-    """How the CLI reports its events into the agent's ``events.jsonl`` (``None``: only the screen tells)."""
-    chooses_session_id: ClassVar[bool] = False
-    """The CLI starts a new session under an id pao chose (``request.session_id``)."""
-    takes_first_prompt: ClassVar[bool] = False
-    """The CLI takes the task as its first prompt on the command line (``request.prompt``): no paste."""
-
-    def session_files(self, request: SpawnRequest) -> dict[str, str]:
-        """Per-session files for the agent's private folder (settings with hooks), by file name."""
-        return {}
 
     def permission_mode(self) -> str:
         """The permission mode the agent starts in (pao's name, see :data:`PERMISSION_MODES`)."""
@@ -155,7 +144,7 @@ def read_settings(path: Path, parse: Callable[[str], Any] = json.loads) -> tuple
 
 def settings_problem(path: Path) -> str | None:
     """Why pao could not edit a settings file (a JSON object, or TOML), or ``None``; a missing file is fine."""
-    import tomllib
+    import tomllib  # only this path needs it: start-up stays light
 
     kind = "TOML" if path.suffix == ".toml" else "JSON"
     data, problem = read_settings(path, tomllib.loads if kind == "TOML" else json.loads)

@@ -81,7 +81,7 @@ class GeminiHost(CliProfile):
 
     def preseed(self, folder: str) -> None:
         """Trust ``folder``; choose API-key sign-in and turn update checks and statistics off unless set."""
-        from pao_core.files import ensure_dir, update_json
+        from pao_core.files import ensure_dir, update_json  # only this path needs it: start-up stays light
 
         home = ensure_dir(gemini_dir())
         update_json(home / "settings.json", _quiet)

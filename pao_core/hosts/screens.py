@@ -7,6 +7,7 @@ from typing import Sequence
 
 import attrs
 
+from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenState, ScreenVerdict
 
 
@@ -27,7 +28,7 @@ class ScreenRule:
 
 
 @attrs.frozen
-class RuleDetector:
+class RuleDetector(ReadinessDetector):
     """``pao_core.contracts.ReadinessDetector`` from rules tried in order (dialogs first)."""
 
     name: str

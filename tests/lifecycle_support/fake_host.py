@@ -15,6 +15,7 @@ from typing import Mapping
 
 import attrs
 
+from pao_core.contracts import HostAgent, ReadinessDetector
 from pao_core.hookspecs import hookimpl
 from pao_core.models import AgentRecord, ScreenVerdict, SpawnRequest
 
@@ -24,7 +25,7 @@ _READY = re.compile(rf"^─+\n❯{NBSP}.*\n─+$", re.MULTILINE)
 
 
 @attrs.define
-class FakeHost:
+class FakeHost(HostAgent):
     name: str = "fake"
     context_file: str = attrs.field(factory=lambda: os.environ.get("FAKE_HOST_CONTEXT_FILE", "AGENTS.md"))
     submit_key: str = "Enter"
@@ -56,7 +57,7 @@ class FakeHost:
 
 
 @attrs.define
-class FakeDetector:
+class FakeDetector(ReadinessDetector):
     name: str = "fake-screen"
     hosts: tuple[str, ...] = ("fake",)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from pao_core import MemoryItem, hookimpl
+from pao_core import MemoryBackend, MemoryItem, hookimpl
 
 WORD = re.compile(r"\w{3,}")
 
@@ -21,7 +21,7 @@ class NotesOptions:
 
 
 @attrs.frozen
-class NotesBackend:
+class NotesBackend(MemoryBackend):
     name: str
     path: Path
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import attrs
+from pao_core.contracts import MemoryBackend
 
 from pao_historyworker.options import HistoryOptions
 
@@ -45,7 +46,7 @@ def local_index(path: Path, deadline: float | None = None) -> Iterator[sqlite3.C
 
 
 @attrs.define
-class HistoryBackend:
+class HistoryBackend(MemoryBackend):
     """Past coding-agent conversations, searched by topic."""
 
     options: HistoryOptions

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pao_core.errors import PaoError
+from pao_core.output import print_json
 
 from pao_historyworker.options import TOKEN_ENV, TOKEN_FILE, HistoryOptions
 
@@ -43,8 +44,23 @@ def _options(config: PaoConfig) -> HistoryOptions:
     return config.options("backends", "history", HistoryOptions)
 
 
+def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    """``pao eval``: the corpus's ``transcripts`` folder indexed, as ``pao history index`` does."""
+    from pao_historyworker.index import connect, index_transcripts  # the index loads only when used
+
+    root = corpus / "transcripts"
+    if not root.is_dir():
+        return None
+    options = _options(config)
+    conn = connect(options.index_path(config.home), create=True)
+    try:
+        report = index_transcripts(conn, root, embed=options.semantic)
+    finally:
+        conn.close()
+    return f"{root.name}: {report.exchanges_added} exchanges from {report.files_read} files"
+
+
 def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     from pao_historyworker.index import HistoryIndexError, connect, index_transcripts
 
@@ -120,7 +136,6 @@ LOCK_WAIT_S = 600.0
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
 
     from pao_historyworker.index import HistoryIndexError, connect, stats
 

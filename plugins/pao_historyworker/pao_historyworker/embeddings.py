@@ -15,9 +15,11 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import attrs
+
+from pao_core.waiting import Late, bounded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -259,19 +261,7 @@ def encode_topic(text: str, deadline: float | None = None) -> np.ndarray | None:
     """
     if deadline is None:
         return shared_encoder().encode_one(text)
-    outcome: list[Any] = []
-    worker = threading.Thread(target=_encode_into, args=(text, outcome), name="pao-embed-topic", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if not outcome:
-        return None
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0]
-
-
-def _encode_into(text: str, outcome: list[Any]) -> None:
     try:
-        outcome.append(shared_encoder().encode_one(text))
-    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
-        outcome.append(exc)
+        return bounded(lambda: shared_encoder().encode_one(text), deadline - time.monotonic(), name="pao-embed-topic")
+    except Late:
+        return None

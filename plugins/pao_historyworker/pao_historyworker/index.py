@@ -18,14 +18,14 @@ import sqlite3
 import time
 from stat import S_ISREG
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ContextManager, Iterable
+from typing import Callable, ContextManager, Iterable
 
 import attrs
 
+from pao_historyworker import embeddings
+from pao_historyworker.meta import bump_generation, meta_value
 from pao_historyworker.transcripts import Exchange, read_exchanges
-
-if TYPE_CHECKING:
-    from pao_historyworker.vectors import EmbedReport
+from pao_historyworker.vectors import RECIPE, EmbedReport, embed_missing
 
 SCHEMA_VERSION = "1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -100,20 +100,6 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
         conn.close()
         raise HistoryIndexError(f"{path}: not a pao history index of schema {SCHEMA_VERSION}")
     return conn
-
-
-def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
-
-
-def bump_generation(conn: sqlite3.Connection) -> None:
-    """Mark the index as changed, so searching processes reload what they cached of it."""
-    with conn:
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1')"
-            " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
 
 
 def path_key(path: str) -> str:
@@ -354,12 +340,8 @@ def index_transcripts(
 
 
 def _embed(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> EmbedReport | None:
-    from pao_historyworker import embeddings
-
     if not embeddings.available():
         return None
-    from pao_historyworker.vectors import embed_missing
-
     return embed_missing(conn, progress)
 
 
@@ -386,9 +368,6 @@ def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
 
 def vector_stats(conn: sqlite3.Connection, exchanges: int) -> dict[str, object]:
     """Whether searches of this index use vectors, and why not."""
-    from pao_historyworker import embeddings
-    from pao_historyworker.vectors import RECIPE
-
     recipe = meta_value(conn, "vectors_recipe")
     vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
     if not embeddings.available():

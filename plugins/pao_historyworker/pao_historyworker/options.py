@@ -8,6 +8,8 @@ from typing import Literal, Mapping
 
 import attrs
 
+BACKEND_NAME = "history"
+"""The backend's name, and its table ``[backends.history]``."""
 DEFAULT_TOOL = "search_history"
 DEFAULT_METHOD = "search"
 TOKEN_ENV = "PAO_HISTORY_TOKEN"

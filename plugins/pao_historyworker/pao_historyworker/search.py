@@ -26,28 +26,14 @@ from typing import Sequence
 import attrs
 
 from pao_core.models import MemoryItem
+from pao_core.words import content_words
 
 from pao_historyworker.index import TOKENIZER
 
-STOP_WORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing done down during each else ever every few for from further
-    get gets got had has have having he her here hers him his how i if in into is it its itself just keep keeps
-    let like me mine more most much must my myself need needs no nor not now of off on once only or other our
-    ours out over own per please really same she should so some sometimes still such than that the their them
-    then there these they this those through to too under until up upon us very via want was we were what when
-    where which while who whom why will with within without would yes yet you your yours
-    add make makes use using fix fixes update change new way thing things stuff work works working look try
-    """.split()
-)
-"""Words that say nothing about a topic: English function words and generic task verbs."""
+_NOT_ALPHANUMERIC = re.compile(r"[\W_]+", re.UNICODE)
 
 BM25_WEIGHTS = (1.0, 0.8, 0.3, 1.5)
 """Column weights: prompt, reply, tool output, context (project name and branch)."""
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
 
 @attrs.frozen
 class Tuning:
@@ -76,13 +62,8 @@ class Tuning:
 
 
 def query_words(topic: str) -> list[str]:
-    """The topic's content words, lower-cased, in order, without repeats."""
-    words: list[str] = []
-    for word in _WORD.findall(topic.lower()):
-        if len(word) < 2 or word in STOP_WORDS or word in words:
-            continue
-        words.append(word)
-    return words[:32]
+    """The topic's content words, lower-cased, in order, without repeats, split where FTS5's tokenizer splits."""
+    return content_words(_NOT_ALPHANUMERIC.sub(" ", topic))[:32]
 
 
 def _phrase(word: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import attrs
 
 from pao_historyworker import embeddings
-from pao_historyworker.index import bump_generation, meta_value
+from pao_historyworker.meta import bump_generation, meta_value
 
 if TYPE_CHECKING:
     import numpy as np

@@ -44,7 +44,7 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def _plain(agents: object, args: argparse.Namespace, interval: float) -> int:
-    from pao_core.cli import print_json
+    from pao_core.output import print_json
     from pao_core.commands.agents import record_json
 
     from pao_monitor.rows import observe_all, print_rows

@@ -67,6 +67,6 @@ def last_event(log: Path) -> str | None:
 
 
 def print_rows(rows: list[Row]) -> None:
-    from pao_core.commands.agents import print_table
+    from pao_core.output import print_table
 
     print_table(list(COLUMNS), [list(row.cells()) for row in rows] or [["(no agents)"] + [""] * (len(COLUMNS) - 1)])

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import attrs
+from pao_core.contracts import WritableMemory
 
 from pao_postgres.options import LongtermOptions
 
@@ -20,7 +21,7 @@ SYNC_SHARE = 0.6
 
 
 @attrs.define
-class LongtermBackend:
+class LongtermBackend(WritableMemory):
     """Follows ``pao_core.contracts.MemoryBackend``: observations of the entity store."""
 
     name: str

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
+from pao_core.output import print_json
 
-from pao_postgres.options import MODES, LongtermOptions
+from pao_postgres.mcpfile import read_memory_file
+from pao_postgres.options import BACKEND_NAME, MODES, LongtermOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -69,15 +71,12 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.hooks import BACKEND_NAME
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
 
     return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-
     store = open_store(config)
     store.init()
     if args.json:
@@ -87,11 +86,17 @@ def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
-def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-    from pao_postgres.mcpfile import read_memory_file
+def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    """``pao eval``: the corpus's ``memory.jsonl`` imported into the store, as ``pao memory import`` does."""
+    memory_file = corpus / "memory.jsonl"
+    if not memory_file.exists():
+        return None
+    counts = open_store(config).import_memory(read_memory_file(memory_file))
+    return f"{memory_file.name}: {counts.entities} entities, {counts.observations} observations"
 
-    from pao_core.progress import Progress
+
+def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.progress import Progress  # the progress display: only for this command
 
     with Progress(f"importing {args.file}") as progress:
         memory = read_memory_file(args.file)
@@ -119,7 +124,6 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.errors import ValidationError
 
     if not args.entity.strip() or not args.text.strip():
@@ -135,8 +139,6 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
-
     stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
     if args.json:
         print_json(stats)
@@ -149,7 +151,6 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
     import sys
 
-    from pao_core.cli import print_json
     from pao_core.sanitize import clean_item, strip_controls
     from pao_postgres.backend import LongtermBackend
 
@@ -171,7 +172,6 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.errors import ValidationError
     from pao_core.files import atomic_write
     from pao_postgres.mcpfile import memory_lines
@@ -196,7 +196,6 @@ def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.errors import PaoError
     from pao_core.sanitize import clean
 
@@ -219,7 +218,6 @@ def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.cli import print_json
     from pao_core.errors import PaoError
     from pao_postgres.filesync import memory_file, sync
 

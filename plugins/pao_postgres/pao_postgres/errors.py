@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from pao_core.config import mask_url
+from pao_core.sanitize import mask_url
 from pao_core.errors import PaoError
 
 

@@ -1,39 +1,35 @@
-"""Hook implementations of pao-postgres. Imports nothing heavy until used."""
+"""Hook implementations of pao-postgres. Imports nothing heavy: the store loads SQLAlchemy when first used."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from pao_core.config import PaoConfig
+from pao_core.contracts import ConfigTable
 from pao_core.hookspecs import hookimpl
-
-if TYPE_CHECKING:
-    from pao_core.config import ConfigTable, PaoConfig
-    from pao_postgres.backend import LongtermBackend
-
-BACKEND_NAME = "longterm"
+from pao_postgres.backend import LongtermBackend
+from pao_postgres.commands import add_memory_commands, load_corpus
+from pao_postgres.options import BACKEND_NAME, LongtermOptions
 
 
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
-    from pao_core.config import ConfigTable
-
-    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions", {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"})]
+    return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions",
+                        {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"})]
 
 
 @hookimpl
 def pao_memory_backends(config: PaoConfig) -> list[LongtermBackend]:
-    from pao_postgres.backend import LongtermBackend
-    from pao_postgres.options import LongtermOptions
-
     options = config.options("backends", BACKEND_NAME, LongtermOptions)
-    if not options.enabled:
-        return []
-    return [LongtermBackend(BACKEND_NAME, options, config.home)]
+    return [LongtermBackend(BACKEND_NAME, options, config.home)] if options.enabled else []
 
 
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
-    from pao_postgres.commands import add_memory_commands
-
     add_memory_commands(subparsers)
+
+
+@hookimpl
+def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    return load_corpus(corpus, config)

@@ -6,47 +6,16 @@ words of a topic are worth looking for, so both dialects search for the same ter
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 import attrs
+
+from pao_core.words import FUNCTION_WORDS, STOP_WORDS, words
 
 MAX_TERMS = 12
 """A 10,000-character topic still costs a bounded query: keep the first terms."""
 
 MAX_NAME_WORDS = 4
-
-# Function words of English (roughly what PostgreSQL's english configuration drops).
-ENGLISH_STOP_WORDS = frozenset(
-    """
-    a about above after again against all also am an and any are aren't as at be because been before
-    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-    don't down during each either else ever every few for from further get gets getting got had hadn't
-    has hasn't have haven't having he her here hers herself him himself his how i if in into is isn't
-    it it's its itself just let let's like lot lots many may me might more most much must my myself
-    no nor not now of off on once one only or other ought our ours ourselves out over own per please
-    quite rather really same she should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they this those though through thus to too under until up upon
-    us very via was wasn't we were weren't what what's when where which while who whom whose why will
-    with within without won't would wouldn't yet you your yours yourself yourselves
-    """.split()
-)
-
-# The verbs and fillers of a task request ("fix", "please", "keeps"): they say what
-# to do, not what it is about.
-TASK_WORDS = frozenset(
-    """
-    add adds added adding change changes changed check checks fix fixes fixed fixing help keep keeps
-    kept look looks looking make makes making need needs new sometimes thing things try tries trying
-    update updates updated updating use uses using want wants way ways work works
-    """.split()
-)
-
-STOP_WORDS = ENGLISH_STOP_WORDS | TASK_WORDS
-
-_WORD = re.compile(r"[^\W_](?:[\w.+#'-]*[^\W_])?", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s$")
-
 
 @attrs.frozen
 class Topic:
@@ -70,11 +39,6 @@ def clean(query: str) -> str:
     return "".join(" " if (ord(ch) < 32 or ord(ch) == 127) else ch for ch in query).strip()
 
 
-def words(text: str) -> list[str]:
-    """The topic's words, possessives stripped, case kept."""
-    return [_POSSESSIVE.sub("", match.group(0)) for match in _WORD.finditer(text)]
-
-
 def _is_term(word: str) -> bool:
     lowered = word.lower()
     if lowered in STOP_WORDS:
@@ -91,7 +55,7 @@ def analyse(query: str) -> Topic:
         lowered = word.lower()
         if _is_term(word) and lowered not in terms:
             terms.append(lowered)
-    plain = _distinct(w for w in found if len(w) >= 2 and w.lower() not in ENGLISH_STOP_WORDS)
+    plain = _distinct(w for w in found if len(w) >= 2 and w.lower() not in FUNCTION_WORDS)
     keywords = _distinct(w for w in found if len(w) >= 3)
     names: list[str] = []
     for size in range(1, MAX_NAME_WORDS + 1):

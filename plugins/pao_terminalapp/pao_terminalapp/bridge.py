@@ -23,20 +23,11 @@ import attrs
 
 from pao_core.errors import PaoError
 
+from pao_terminalapp.errors import NotRunning, TabGone, TerminalAppError
+from pao_terminalapp.ttys import PsTtyProcesses
+
 TERMINAL = "Terminal.app"
 SYSTEM_EVENTS = "System Events"
-
-
-class TerminalAppError(PaoError):
-    """Terminal.app, System Events or the clipboard refused; the message says what to do."""
-
-
-class TabGone(TerminalAppError):
-    """The agent's window or tab no longer exists."""
-
-
-class NotRunning(TerminalAppError):
-    """Terminal.app is not running, so the agent's tab is gone too."""
 
 
 class Clipboard(Protocol):
@@ -75,9 +66,7 @@ def macos_reason(platform: str = sys.platform) -> str | None:
 
 def connect_appscript() -> MacApps:
     """The real seam on a Mac (imports appscript, so only call it after :func:`macos_reason`)."""
-    from appscript import app, k
-
-    from pao_terminalapp.ttys import PsTtyProcesses
+    from appscript import app, k  # macOS only: imported once the driver is known to run here
 
     return MacApps(
         terminal=app("Terminal"),

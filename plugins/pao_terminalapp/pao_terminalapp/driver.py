@@ -19,6 +19,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import TerminalDriver
 from pao_core.errors import ValidationError
 from pao_core.launch import discard_spec, write_spec
 from pao_terminalapp.bridge import (
@@ -101,7 +102,7 @@ PASTE_TIMES = PasteTimes()
 
 
 @attrs.define
-class TerminalAppDriver:
+class TerminalAppDriver(TerminalDriver):
     """Runs agents in Terminal.app tabs through the :class:`MacApps` seam."""
 
     name: ClassVar[str] = "terminalapp"

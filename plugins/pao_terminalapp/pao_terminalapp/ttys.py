@@ -15,7 +15,7 @@ from typing import Callable
 
 import attrs
 
-from pao_terminalapp.bridge import TerminalAppError
+from pao_terminalapp.errors import TerminalAppError
 
 
 SIGKILL_WAIT = 2.0

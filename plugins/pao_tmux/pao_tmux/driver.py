@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
+from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
 from pao_core.launch import discard_spec, launcher_argv, write_spec
 
@@ -55,7 +56,7 @@ class TmuxOptions:
 
 
 @attrs.define
-class TmuxDriver:
+class TmuxDriver(TerminalDriver):
     """``pao_core.contracts.TerminalDriver`` for tmux, plus ``pid(target)``."""
 
     options: TmuxOptions = TmuxOptions()
@@ -215,7 +216,7 @@ class TmuxDriver:
         return result.stdout[0].strip() if result.stdout else None
 
     def _server(self, socket: str | None = None) -> libtmux.Server:
-        import libtmux
+        import libtmux  # heavy: loaded on first use, not at start-up
 
         socket = socket or self.options.socket
         return libtmux.Server() if socket == USER_DEFAULT_SERVER else libtmux.Server(socket_name=socket)
@@ -269,7 +270,7 @@ def _tmux_version(binary: str) -> tuple[int, int] | None:
 
 def _end_process_tree(pid: int, *, grace: float) -> None:
     """SIGTERM a process and its descendants, SIGKILL whatever is left after ``grace`` seconds."""
-    import psutil
+    import psutil  # only this path needs it: start-up stays light
 
     try:
         root = psutil.Process(pid)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pao_core.contracts import ConfigTable
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import ConfigTable, PaoConfig
+    from pao_core.config import PaoConfig
     from pao_core.contracts import TerminalDriver
 
 
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
-    from pao_core.config import ConfigTable
-
     return [ConfigTable("terminals", "tmux", "pao_tmux.driver:TmuxOptions", {"PAO_TMUX_SOCKET": "socket"})]
 
 
-@hookimpl
+@hookimpl(tryfirst=True)  # where tmux runs, it is the default terminal (``[spawn] terminal = ""``)
 def pao_terminal_drivers(config: PaoConfig) -> list[TerminalDriver]:
-    from pao_tmux.driver import TmuxDriver, TmuxOptions
+    from pao_tmux.driver import TmuxDriver, TmuxOptions  # libtmux: loaded on use, not at start-up
 
     return [TmuxDriver(config.options("terminals", "tmux", TmuxOptions))]

@@ -1,0 +1,71 @@
+"""Start-up beside cli-agent-orchestrator: `pao --help`, `pao list` and `cao --help`, interleaved in one run.
+
+cao 2.5.4 (PyPI `cli-agent-orchestrator`) is installed into a scratch virtual environment
+of its own (`.cache/bench/cao-2.5.4`, made on first use), never into pao's. Each round
+runs the three commands once, in a rotating order, so that the machine's load falls on
+all of them alike; the figures are medians over the rounds. `pao list` runs against an
+empty registry in a throwaway PAO_HOME. Run from the repository root:
+
+    .venv/bin/python benches/cao_startup_bench.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CAO_VERSION = "2.5.4"
+ROOT = Path(__file__).resolve().parents[1]
+CAO_VENV = ROOT / ".cache" / "bench" / f"cao-{CAO_VERSION}"
+
+
+def cao_binary() -> Path:
+    binary = CAO_VENV / "bin" / "cao"
+    if not binary.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(CAO_VENV)], check=True)
+        subprocess.run([str(CAO_VENV / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        f"cli-agent-orchestrator=={CAO_VERSION}"], check=True)
+    return binary
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return (time.perf_counter() - started) * 1000
+
+
+def main(rounds: int = 21) -> dict[str, object]:
+    pao = str(Path(sys.executable).with_name("pao"))
+    with tempfile.TemporaryDirectory(prefix="pao-startup-") as scratch:
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env.update(PAO_HOME=str(Path(scratch) / "home"), PAO_CONFIG=str(Path(scratch) / "config.toml"),
+                   HOME=str(Path(scratch)))
+        Path(scratch, "config.toml").write_text("")
+        commands = {"pao --help": [pao, "--help"], "pao list": [pao, "list"], "cao --help": [str(cao_binary()), "--help"]}
+        samples: dict[str, list[float]] = {label: [] for label in commands}
+        for argv in commands.values():  # warm-up: bytecode caches, the page cache
+            run_once(argv, env)
+        labels = list(commands)
+        for round_ in range(rounds):
+            for label in labels[round_ % 3:] + labels[: round_ % 3]:
+                samples[label].append(run_once(commands[label], env))
+    medians = {label: round(statistics.median(values), 1) for label, values in samples.items()}
+    cao = medians["cao --help"]
+    return {
+        "rounds": rounds,
+        "p50_ms": medians,
+        "ratio_to_cao": {label: round(ms / cao, 2) for label, ms in medians.items() if label != "cao --help"},
+        "met": all(medians[label] <= cao for label in ("pao --help", "pao list")),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+if __name__ == "__main__":
+    json.dump(main(int(sys.argv[1]) if len(sys.argv) > 1 else 21), sys.stdout, indent=2)
+    print()

@@ -1,0 +1,37 @@
+"""The architecture's measures (``benches/architecture.py``): what they count, and the rules that hold."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("architecture_bench", ROOT / "benches" / "architecture.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_measures_count_what_they_say(tmp_path: Path, monkeypatch) -> None:
+    bench = _bench()
+    package = tmp_path / "pao_knot"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pao_knot import b\n")
+    (package / "b.py").write_text("def f():\n    from pao_knot.a import x\n\n\ndef g():\n    import json  # start-up\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pao_knot import a\n")
+    monkeypatch.setattr(bench, "PACKAGE_ROOTS", [tmp_path])
+    report = bench.measure()
+    assert report["import_cycles"] == [["pao_knot.a", "pao_knot.b"]]
+    assert report["function_level_imports"] == 2
+    assert report["uncommented_function_level_imports"] == [f"{package}/b.py:2"]
+
+
+def test_no_import_cycle_in_the_repository() -> None:
+    cycles = _bench().measure()["import_cycles"]
+    assert cycles == [], f"modules that import each other: {cycles}"
