@@ -76,7 +76,7 @@ def test_delivery_refuses_a_linked_git_exclude(isolated_home: Path, tmp_path: Pa
     exclude.parent.mkdir(parents=True, exist_ok=True)
     exclude.symlink_to(victim)
     with pytest.raises(DeliveryError, match="symbolic link; pao will not write exclude through it"):
-        deliver(_briefing(), folder, config=load_config())
+        deliver(_briefing(), folder, config=load_config(), context_file="CLAUDE.md", context_block="@CONTEXT_BRIEFING.md")
     assert victim.read_text() == "precious\n"
     assert not (folder / "CONTEXT_BRIEFING.md").exists() and not (folder / "CLAUDE.md").exists()
 
