@@ -3,3 +3,11 @@
 The real-CLI fixtures come from the ``pao-testing`` distribution (``testing/``), registered
 through its ``pytest11`` entry point; this file keeps the repository root importable.
 """
+
+import os
+from pathlib import Path
+
+# One cache of the sentence model's prepared weights and of computed vectors for every test
+# and every pao they start (each gets a HOME of its own, which would prepare them again):
+# importing the eval corpus embeds its 912 observations once per machine, not once per test.
+os.environ.setdefault("PAO_EMBEDDINGS_CACHE", str(Path(__file__).resolve().parent / ".cache" / "embeddings"))

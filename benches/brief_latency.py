@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import statistics
+import resource
 import subprocess
 import sys
 import tempfile
@@ -69,27 +70,39 @@ def main() -> int:
         from pao_core.pipeline import brief
 
         brief(topics[0], config=config, plugins=plugins, backends=backends)
-        whole, compose, per_backend = [], [], {}
+        whole, compose, per_backend, cpu = [], [], {}, []
         for _ in range(args.rounds):
             for topic in topics:
-                started = time.perf_counter()
+                started, started_cpu = time.perf_counter(), time.process_time()
                 results = gather(backends, topic, limit=config.gather.limit, timeout=config.gather.deadline)
                 gathered = time.perf_counter()
                 briefing_mod.compose(topic, folders=(), results=results, config=config, plugins=plugins,
                                      started=time.monotonic())
                 done = time.perf_counter()
+                cpu.append((time.process_time() - started_cpu) * 1000)  # every thread of this process
                 whole.append((done - started) * 1000)
                 compose.append((done - gathered) * 1000)
                 for name, result in results.items():
                     per_backend.setdefault(name, []).append(result.elapsed_ms)
 
-        cli = []
-        env = {**os.environ, "PAO_HOME": str(home)}
+        # the default install (semantic + lexical) and both stores lexical only, interleaved so
+        # that both see the same load; CPU time is what a busy machine does not inflate much
+        lexical_config = Path(tmp) / "lexical.toml"
+        lexical_config.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nsemantic = false\n")
+        cli: dict[str, list[float]] = {"semantic": [], "lexical": []}
+        cli_cpu: dict[str, list[float]] = {"semantic": [], "lexical": []}
         for index in range(args.cli_runs):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[index % len(topics)]],
-                           check=True, capture_output=True, env=env)
-            cli.append((time.perf_counter() - started) * 1000)
+            for variant in ("semantic", "lexical"):
+                env = {**os.environ, "PAO_HOME": str(home)}
+                if variant == "lexical":
+                    env["PAO_CONFIG"] = str(lexical_config)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[index % len(topics)]],
+                               check=True, capture_output=True, env=env)
+                cli[variant].append((time.perf_counter() - started) * 1000)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cli_cpu[variant].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
 
     report = {
         "queries": len(topics),
@@ -97,7 +110,12 @@ def main() -> int:
         "in_process_brief_ms": figures(whole),
         "compose_ms": figures(compose),
         "backend_search_ms": {name: figures(values) for name, values in per_backend.items()},
-        "pao_brief_process_ms": figures(cli),
+        "in_process_brief_cpu_ms": figures(cpu),
+        "pao_brief_process_ms": figures(cli["semantic"]),
+        "pao_brief_process_cpu_ms": figures(cli_cpu["semantic"]),
+        "pao_brief_process_lexical_ms": figures(cli["lexical"]),
+        "pao_brief_process_lexical_cpu_ms": figures(cli_cpu["lexical"]),
+        "load_average": os.getloadavg()[0],
         "target_in_process_p50_ms": 50.0,
     }
     if args.json:

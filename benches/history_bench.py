@@ -150,8 +150,8 @@ def add_vectors(conn, mode: str) -> dict[str, object]:
         conn.executemany("INSERT OR REPLACE INTO vectors(rowid, vector) VALUES (?, ?)",
                          zip(rowids, (row.tobytes() for row in random_vectors)))
     started = time.perf_counter()
-    vectors.load_matrix(conn)
-    return {"random_vectors": len(rowids), "vector_matrix_load_s": round(time.perf_counter() - started, 2)}
+    vectors.nearest(conn, "the first vector search reads the matrix", floor=2.0, limit=1)  # a floor no cosine reaches
+    return {"random_vectors": len(rowids), "first_vector_search_s": round(time.perf_counter() - started, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pao_testing.claude_cli import isolation_problem  # noqa: E402
+from pao_testing.claude_cli import rerun_isolated, runs_and_json  # noqa: E402
 
 
 def one_start(case, run: int) -> float:
@@ -62,12 +62,10 @@ def one_start(case, run: int) -> float:
 
 
 def main() -> int:
-    if isolation_problem():
-        script = 'ip link set lo up && exec "$0" "$@"'
-        return subprocess.call(["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, *sys.argv[1:]])
-    as_json = "--json" in sys.argv[1:]
-    numbers = [arg for arg in sys.argv[1:] if arg != "--json"]
-    runs = int(numbers[0]) if numbers else 5
+    isolated = rerun_isolated(__file__, sys.argv[1:])
+    if isolated is not None:
+        return isolated
+    runs, as_json = runs_and_json(sys.argv[1:])
     load = os.getloadavg()[0]
     report = {}
     from pao_testing.claude_cli import pinned_versions

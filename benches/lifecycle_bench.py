@@ -107,15 +107,14 @@ def _load_eval_memory(env: dict[str, str], home: Path) -> None:
 def overhead(runs: int = 10) -> dict[str, object]:
     """pao's own time in ``pao spawn``: the whole process minus the agent's own start-up.
 
-    Measured as a default install runs it (``lexical``: no embeddings extra, or
-    ``semantic = false``) and, when the extra is installed, with semantic history
-    search (``semantic``), which loads numpy and the model in every spawn.
+    Measured as a default install runs it (``semantic``: both stores fuse vector search
+    with the lexical one, which loads numpy and the model in every spawn) and with
+    ``semantic = false`` in both stores (``lexical``, as without the model wheel).
     """
-    from pao_historyworker.embeddings import available
+    from pao_embeddings.model import available
 
-    variants = {"lexical": _overhead(runs, semantic=False)}
-    if available():
-        variants["semantic"] = _overhead(runs, semantic=True)
+    variants = {"semantic": _overhead(runs, semantic=True)} if available() else {}
+    variants["lexical"] = _overhead(runs, semantic=False)
     return variants
 
 
@@ -127,7 +126,8 @@ def _overhead(runs: int, semantic: bool) -> dict[str, object]:
     python_ms = _python_startup_ms(runs)
     try:
         with tempfile.TemporaryDirectory() as home:
-            config = f'[spawn]\nhost = "fake"\n[backends.history]\nsemantic = {str(semantic).lower()}\n'
+            flag = str(semantic).lower()
+            config = f'[spawn]\nhost = "fake"\n[backends.history]\nsemantic = {flag}\n[backends.longterm]\nsemantic = {flag}\n'
             Path(home, "config.toml").write_text(config)
             _load_eval_memory(_pao_env(home, socket), Path(home))
             for run in range(runs):

@@ -166,6 +166,11 @@ def _subject(item: MemoryItem) -> str:
     return f"{item.kind}\0{item.title}"
 
 
+def _with_parts(words: frozenset[str]) -> frozenset[str]:
+    """Words and the parts of compound ones ("actions/cache@v3" and "rust-cache@v2" share "cache")."""
+    return words | {part for word in words for part in re.split(r"[/@.-]", word) if len(part) > 2 and not part.isdigit()}
+
+
 def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     """Newest first within each subject that has dated, overlapping items; older ones marked.
 
@@ -186,8 +191,8 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
         dated = [(date, i) for date, i in dated if date is not None]
         if len(dated) < 2:
             continue
-        name_words = tokens(result[dated[0][1]].title)
-        words = {i: tokens(result[i].text) - name_words for _, i in dated}
+        name_words = _with_parts(tokens(result[dated[0][1]].title))
+        words = {i: _with_parts(tokens(result[i].text)) - name_words for _, i in dated}
         related = [(date, i) for date, i in dated
                    if any(words[i] & words[j] for _, j in dated if j != i)]
         if len(related) < 2:

@@ -1,5 +1,8 @@
 """Everything after spawn: send text (confirmed on screen), observe, kill, checkpoint, pause, resume.
 
+The screen conversation is ``pao_core.conversation`` and what starting a process needs is
+``pao_core.resolve``; both are shared with ``pao_core.pipeline`` (spawn).
+
 Semantics (docs/lifecycle.md): ``pause`` checkpoints the agent and ends its process,
 keeping its record as ``paused``; ``resume`` relaunches a paused *or dead* agent with
 the host's resume command (the conversation continues from its session id) and waits
@@ -11,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -21,99 +23,21 @@ from pao_core import agentdir
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
-from pao_core.readiness import ScreenReader, wait_for, wait_ready
+from pao_core.conversation import SendFailed, send_text
+from pao_core.readiness import ScreenReader, wait_ready
 from pao_core.registry import Registry
-from pao_core.topic import reject_control
+from pao_core.resolve import agent_environment, first_named
 from pao_core.topic import shown as quoted
+
+__all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.contracts import HostAgent, TerminalDriver
     from pao_core.plugins import Plugins
 
-PASTE_TIMEOUT = 10.0
-SUBMIT_TIMEOUT = 3.0
-PLACEHOLDER = "[Pasted text #"
-_MARKER_CHARS = 24
-
-
-class SendFailed(PaoError):
-    """The agent did not show or did not take the text pao sent."""
-
-
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""
-
-
-def _squash(text: str) -> str:
-    """Text without any whitespace: immune to line wrapping and NO-BREAK SPACEs."""
-    return "".join(text.split())
-
-
-def _marker(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return _squash(lines[-1])[-_MARKER_CHARS:] if lines else ""
-
-
-def _chars_after(screen: str, marker: str) -> int | None:
-    """How much (whitespace-free) screen follows the last occurrence of ``marker``."""
-    flat = _squash(screen)
-    index = flat.rfind(marker) if marker else -1
-    return None if index < 0 else len(flat) - index - len(marker)
-
-
-def send_text(
-    driver: TerminalDriver,
-    target: str,
-    text: str,
-    *,
-    submit_key: str,
-    reader: ScreenReader,
-    name: str = "agent",
-    paste_timeout: float = PASTE_TIMEOUT,
-    submit_timeout: float = SUBMIT_TIMEOUT,
-) -> None:
-    """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
-
-    Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
-    placeholder) than before the paste. Taken: an idle agent starts showing activity
-    (busy or waiting), or the text left the input (it vanished or moved up, away from
-    the bottom). The key is pressed a second time, once, if the first press changed nothing.
-    """
-    reject_control(text, "the text", allow_newlines=True)
-    if not text.strip():
-        raise ValidationError("nothing to send: the text is empty")
-    marker = _marker(text)
-    before = _squash(driver.read(target))
-    shown_count, placeholders = before.count(marker), before.count(_squash(PLACEHOLDER))
-
-    def is_shown(screen: str) -> bool:
-        flat = _squash(screen)
-        return flat.count(marker) > shown_count or flat.count(_squash(PLACEHOLDER)) > placeholders
-
-    driver.paste(target, text)
-    shown = wait_for(driver, target, is_shown, paste_timeout)
-    if shown is None:
-        raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
-    probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
-    position = _chars_after(shown, probe)
-    active = ("busy", "waiting")
-    # activity proves the submission only when the agent was idle before the key press
-    idle_before = reader.classify(shown).state not in active
-
-    def is_taken(screen: str) -> bool:
-        if screen == shown:
-            return False
-        if idle_before and reader.classify(screen).state in active:
-            return True
-        now = _chars_after(screen, probe)
-        return now is None or (position is not None and now > position)
-
-    for _attempt in range(2):
-        driver.press(target, submit_key)
-        if wait_for(driver, target, is_taken, submit_timeout) is not None:
-            return
-    raise SendFailed(f"{name} did not take the text: {submit_key} was pressed twice and the input still holds it")
 
 
 @attrs.frozen
@@ -146,12 +70,12 @@ class Agents:
     # -- resolution --------------------------------------------------------------
 
     def host(self, name: str) -> HostAgent:
-        return _first_named(self.plugins.host_agents(self.config), name, "host agent")
+        return first_named(self.plugins.host_agents(self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
         """The driver called ``name``; ``""``: the first one available here, in call order."""
         drivers = self.plugins.terminal_drivers(self.config)
-        return _first_named(drivers, name or default_driver_name(drivers), "terminal")
+        return first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
@@ -351,31 +275,6 @@ def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
     """The first driver available here, in call order (else the first at all, to say why it is not)."""
     available = next((driver for driver in drivers if driver.availability() is None), None)
     return (available or drivers[0]).name if drivers else ""
-
-
-def _first_named(objects: list[Any], name: str, what: str) -> Any:
-    """The object called ``name`` (``Plugins`` keeps one per name), or a one-line error."""
-    for candidate in objects:
-        if candidate.name == name:
-            return candidate
-    known = ", ".join(sorted({o.name for o in objects})) or "none installed"
-    raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
-
-
-_PAO_CREDENTIAL = re.compile(r"PAO_\w*(?:URL|TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIALS?|DSN)\w*")
-"""pao's own credentials (PAO_POSTGRES_URL, PAO_HISTORY_TOKEN...): never in an agent's environment."""
-
-
-def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-    """``base`` without pao's credentials, with a host's ``changes`` applied: a value sets a
-    variable, ``None`` removes it. Every agent pao starts or resumes gets its environment here."""
-    env = {key: value for key, value in base.items() if not _PAO_CREDENTIAL.fullmatch(key)}
-    for key, value in changes.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
 
 
 def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:

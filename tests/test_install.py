@@ -41,4 +41,6 @@ def test_scripts_install_puts_pao_and_every_plugin_on_a_path(tmp_path: Path) -> 
     assert report["failures"] == []
     assert run("config", "--path").stdout == f"{tmp_path}/home/.config/pao/config.toml\n"
     assert run("list", "--json").stdout.strip() == '{\n  "agents": []\n}'
+    # the sentence model came along (installed without its torch dependencies)
+    assert json.loads(run("memory", "stats", "--json").stdout)["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
     assert str(ROOT) not in Path(pao).resolve().as_posix()  # its own environment, not the checkout's .venv

@@ -305,13 +305,23 @@ def test_send_to_a_busy_agent_waits_for_the_text_to_leave_the_input(pao: Pao, mo
 
 
 def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
-    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
-    monitor = pao.subprocess("monitor", "--interval", "0.2")
-    time.sleep(2.0)  # several refreshes
-    monitor.terminate()
-    out, _ = monitor.communicate(timeout=10)
-    assert out.count("NAME  ") >= 3 and re.search(r"\nwatched +\S+ +fake +ready ", out), out
+    import subprocess
+    import sys
 
+    from lifecycle_support.fixtures import RUN_PAO
+
+    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
+    log = pao.workdir / "monitor.out"
+    with open(log, "w") as out:
+        monitor = subprocess.Popen([sys.executable, RUN_PAO, "monitor", "--interval", "0.2"], cwd=pao.workdir,
+                                   stdout=out, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30  # several refreshes, however loaded the machine
+        while log.read_text().count("NAME  ") < 3 and time.monotonic() < deadline and monitor.poll() is None:
+            time.sleep(0.2)
+        monitor.terminate()
+        monitor.wait(timeout=10)
+    shown = log.read_text()
+    assert shown.count("NAME  ") >= 3 and re.search(r"\nwatched +\S+ +fake +ready ", shown), shown
 
 def test_kill_without_the_terminal_plugin_changes_nothing_until_told_to_forget(pao: Pao) -> None:
     import datetime as dt
@@ -329,3 +339,20 @@ def test_kill_without_the_terminal_plugin_changes_nothing_until_told_to_forget(p
     code, _, err = pao("kill", "mac", "--forget")
     assert code == 0 and "forgot mac" in err
     assert _registry(pao).list() == []
+
+
+def test_kill_takes_back_the_file_channel_only_when_no_other_agent_uses_it(pao: Pao) -> None:
+    """A host without a session channel gets CONTEXT_BRIEFING.md and a marked block; kill removes exactly those."""
+    folder = pao.folder("shared")
+    rules = "# Rules\nRun the tests.\n"
+    (folder / "AGENTS.md").write_text(rules)  # the fake host's context file, the user's own text
+    (folder / "notes.txt").write_text("mine\n")
+    for name in ("one", "two"):
+        assert pao("spawn", "x", "--folder", str(folder), "--name", name, "--no-nudge")[0] == 0
+    assert (folder / "CONTEXT_BRIEFING.md").is_file() and "pao:briefing:begin" in (folder / "AGENTS.md").read_text()
+
+    assert pao("kill", "one")[0] == 0
+    assert (folder / "CONTEXT_BRIEFING.md").is_file(), "agent two still reads the briefing file"
+    assert pao("kill", "two")[0] == 0
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".fake-agent") == ["AGENTS.md", "notes.txt"]  # the agent's own
+    assert (folder / "AGENTS.md").read_text() == rules and (folder / "notes.txt").read_text() == "mine\n"

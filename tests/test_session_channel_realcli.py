@@ -113,8 +113,11 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     session = spawned["session_id"]
     assert session and spawned["extra"]["events"]
     _conversation_with(anthropic_stub, "count the widgets")
-    transcripts = [p.stem for p in (claude_home / ".claude" / "projects").glob("*/*.jsonl") if not p.stem.startswith("agent-")]
-    assert transcripts == [session]
+
+    def transcripts() -> list[str]:  # the CLI writes its transcript around the first request, not before
+        return [p.stem for p in (claude_home / ".claude" / "projects").glob("*/*.jsonl") if not p.stem.startswith("agent-")]
+
+    assert _until(transcripts, bool, timeout=30) == [session]
 
     def status() -> dict:
         # the screen classifier raises when asked: only hook events may decide the state
@@ -124,9 +127,9 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     assert idle["state_source"] == "hooks" and idle["session_id"] == session
     assert idle["delivery"]["channel"] == "--append-system-prompt-file" and idle["delivery"]["receipt"]
 
-    anthropic_stub.delay = 6.0
+    anthropic_stub.delay = 15.0  # long enough to see busy on a loaded machine
     run("send", "w", "now count the gadgets")
-    busy = _until(status, lambda s: s["observed"]["state"] == "busy", timeout=20)
+    busy = _until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
     assert busy["state_source"] == "hooks"
     anthropic_stub.delay = 0.0
     _until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)

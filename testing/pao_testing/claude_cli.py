@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -74,6 +75,21 @@ def isolation_problem() -> str | None:
             "`unshare --net` (scripts/test does this)"
         )
     return None
+
+
+def rerun_isolated(script: str, argv: Sequence[str]) -> int | None:
+    """For a bench run as root outside a loopback-only namespace: run ``script ARGV`` again inside one
+    (``unshare --net``) and return its exit code; ``None`` when this process may run CLIs already."""
+    if not isolation_problem():
+        return None
+    shell = 'ip link set lo up && exec "$0" "$@"'
+    return subprocess.call(["unshare", "--net", "--", "sh", "-c", shell, sys.executable, script, *argv])
+
+
+def runs_and_json(argv: Sequence[str], default: int = 5) -> tuple[int, bool]:
+    """A bench's arguments: ``[RUNS] [--json]``."""
+    numbers = [arg for arg in argv if arg != "--json"]
+    return (int(numbers[0]) if numbers else default), "--json" in argv
 
 
 def returning_user_config(api_key: str = DUMMY_API_KEY) -> dict:

@@ -110,5 +110,6 @@ class HistoryBackend(MemoryBackend):
         from pao_historyworker.index import stats
 
         with local_index(self.index_path, deadline) as conn:
-            counts = stats(conn, self.index_path)
-        return f"local index {counts['index']}: {counts['exchanges']} exchanges from {counts['sessions']} sessions"
+            counts = stats(conn, self.index_path, self.options.semantic)
+        return (f"local index {counts['index']}: {counts['exchanges']} exchanges from {counts['sessions']} sessions;"
+                f" retrieval: {counts['semantic_search']}")

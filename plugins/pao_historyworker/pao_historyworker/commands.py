@@ -145,7 +145,7 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
     try:
-        counts = stats(conn, path)
+        counts = stats(conn, path, _options(config).semantic)
     finally:
         conn.close()
     if args.json:

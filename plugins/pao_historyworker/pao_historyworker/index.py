@@ -22,7 +22,8 @@ from typing import Callable, ContextManager, Iterable
 
 import attrs
 
-from pao_historyworker import embeddings
+from pao_embeddings import model as embeddings
+from pao_embeddings.similar import retrieval_mode
 from pao_historyworker.meta import bump_generation, meta_value
 from pao_historyworker.transcripts import Exchange, read_exchanges
 from pao_historyworker.vectors import RECIPE, EmbedReport, embed_missing
@@ -345,7 +346,7 @@ def _embed(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None
     return embed_missing(conn, progress)
 
 
-def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
+def stats(conn: sqlite3.Connection, path: Path, semantic: bool = True) -> dict[str, object]:
     """Counts for ``pao history stats`` and the server's ``stats`` method."""
     files, lines, malformed = conn.execute("SELECT count(*), COALESCE(sum(lines), 0), COALESCE(sum(malformed), 0) FROM files").fetchone()
     exchanges, sessions, projects, first, last = conn.execute(
@@ -362,22 +363,14 @@ def stats(conn: sqlite3.Connection, path: Path) -> dict[str, object]:
         "first": first,
         "last": last,
         "bytes": path.stat().st_size if path.exists() else 0,
-        **vector_stats(conn, exchanges),
+        **vector_stats(conn, exchanges, semantic),
     }
 
 
-def vector_stats(conn: sqlite3.Connection, exchanges: int) -> dict[str, object]:
+def vector_stats(conn: sqlite3.Connection, exchanges: int, semantic: bool = True) -> dict[str, object]:
     """Whether searches of this index use vectors, and why not."""
     recipe = meta_value(conn, "vectors_recipe")
     vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
-    if not embeddings.available():
-        semantic = "off: the embeddings extra is not installed (pip install 'pao-historyworker[embeddings]')"
-    elif vectors < exchanges:
-        semantic = f"partial: {vectors} of {exchanges} exchanges have vectors; run 'pao history index'"
-    else:
-        try:
-            embeddings.shared_encoder()
-            semantic = "on"
-        except embeddings.EmbeddingsUnavailable as exc:
-            semantic = f"broken: {exc}"
-    return {"vectors": vectors, "vector_model": recipe, "semantic_search": semantic}
+    return {"vectors": vectors, "vector_model": recipe,
+            "semantic_search": retrieval_mode(enabled=semantic, vectors=vectors, items=exchanges, what="exchanges",
+                                              refresh="run 'pao history index'")}

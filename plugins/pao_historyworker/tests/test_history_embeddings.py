@@ -1,5 +1,5 @@
-"""The ``embeddings`` extra: the numpy encoder against sentence-transformers, vectors in
-the index, hybrid search, and the lexical fallback.
+"""Semantic search of the history: vectors in the index, hybrid search, and the lexical fallback
+(the encoder itself is tested in plugins/pao_embeddings).
 
 Marked ``embeddings``: deselected when the extra's model wheel is not installed (see
 conftest.py); with it installed these tests run and a broken extra fails them.
@@ -20,11 +20,10 @@ from history_support import eval_transcripts, pao, pao_json, serve
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
 
-from pao_historyworker import embeddings
+from pao_embeddings import model as embeddings
 
 pytestmark = pytest.mark.embeddings
 
-REFERENCE = Path(__file__).with_name("reference_embeddings.json")
 PARAPHRASE = "my loaf comes out dense and gluey in the middle"
 """Shares no content word with the sourdough sessions of the eval corpus (kitchen project)."""
 OUT_OF_DOMAIN = ("plan a three-day hiking trip in the Alps", "what wine goes with roast lamb", "knit a wool sweater with a cable pattern")
@@ -33,51 +32,6 @@ GREENHOUSE = (
     "Afternoon wilting under glass is heat stress: open the roof vents at 24 °C, add 30 % shade cloth and water"
     " at dawn so the root ball is moist before the heat.",
 )
-
-
-@pytest.fixture(scope="module")
-def encoder() -> embeddings.Encoder:
-    return embeddings.Encoder.load()
-
-
-def test_numpy_encoder_matches_sentence_transformers(encoder):
-    import numpy as np
-
-    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
-    assert reference["max_seq_length"] == embeddings.MAX_TOKENS
-    want = np.array(reference["vectors"], dtype=np.float32)
-    got = encoder.encode(reference["sentences"])
-    assert got.shape == want.shape == (30, embeddings.DIMENSIONS)
-    assert float(np.abs(got - want).max()) <= 1e-4
-    # the golden file covers what could go wrong: truncation, non-Latin scripts, empty text
-    lengths = [len(encoder.tokenizer.encode(text).ids) for text in reference["sentences"]]
-    assert max(lengths) == embeddings.MAX_TOKENS and min(lengths) == 2
-
-
-def test_batching_and_order_do_not_change_a_vector(encoder):
-    import numpy as np
-
-    texts = json.loads(REFERENCE.read_text(encoding="utf-8"))["sentences"][:12]
-    batched = encoder.encode(texts, batch_size=5)
-    alone = np.stack([encoder.encode_one(text) for text in texts])
-    backwards = encoder.encode(texts[::-1], batch_size=3)[::-1]
-    assert np.abs(batched - alone).max() < 1e-5 and np.abs(batched - backwards).max() < 1e-5
-    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
-    assert encoder.encode([]).shape == (0, embeddings.DIMENSIONS)
-
-
-def test_the_model_comes_from_the_installed_wheel():
-    folder = embeddings.model_dir()
-    assert Path(sys.prefix) in folder.resolve().parents or "site-packages" in folder.parts
-    assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
-
-
-def test_an_unreadable_model_is_one_clear_error(tmp_path):
-    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
-    (tmp_path / "tokenizer.json").write_text("{}")
-    with pytest.raises(embeddings.EmbeddingsUnavailable) as caught:
-        embeddings.Encoder.load(tmp_path)
-    assert "cannot load all-MiniLM-L6-v2" in str(caught.value) and "\n" not in str(caught.value)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +74,7 @@ def search(env: dict[str, str], topic: str, limit: int = 10):
 def test_indexing_embeds_every_exchange_once_and_stats_say_so(semantic_env):
     counts = pao_json(semantic_env, "history", "stats")
     assert counts["exchanges"] == 144 and counts["vectors"] == 144
-    assert counts["semantic_search"] == "on" and counts["vector_model"].startswith("all-MiniLM-L6-v2")
+    assert counts["semantic_search"] == "semantic + lexical (all-MiniLM-L6-v2)" and counts["vector_model"].startswith("all-MiniLM-L6-v2")
     again = pao_json(semantic_env, "history", "index", str(Path(semantic_env["PAO_HOME"]).parent / "projects"))
     assert again["exchanges_embedded"] == 0 and again["files_read"] == 0
 
@@ -173,7 +127,7 @@ def test_without_the_extra_search_is_lexical_and_stats_say_why(semantic_env, mis
         state = stats(conn, index)["semantic_search"]
     finally:
         conn.close()
-    assert state.startswith("off: the embeddings extra is not installed")
+    assert state.startswith("lexical only: pao_no_such_module not installed")
 
 
 def _session(path: Path, session: str, prompt: str, reply: str) -> None:
@@ -221,7 +175,7 @@ def test_a_broken_model_costs_the_vectors_not_the_lexical_hits(semantic_env, tmp
     index = Path(semantic_env["PAO_HOME"]) / "history.sqlite3"
     conn = connect(index)
     try:
-        assert stats(conn, index)["semantic_search"].startswith("broken: cannot load all-MiniLM-L6-v2")
+        assert stats(conn, index)["semantic_search"].startswith("lexical only: the model is broken (cannot load all-MiniLM-L6-v2")
     finally:
         conn.close()
 

@@ -77,10 +77,13 @@ class LongtermBackend(WritableMemory):
         return [] if self.options.url.strip() else [self.options.sqlite_file(self.home)]
 
     def health(self, deadline: float) -> str:
+        from pao_postgres.vectors import retrieval_status
+
         stats = self.store.stats(deadline)
         if not stats["exists"]:
             return f"{stats['store']}: empty (no store yet; `pao memory import FILE` creates it)"
         return (
             f"{stats['store']}: {stats['observations']} observations of {stats['entities']} entities, "
-            f"{stats['relations']} relations (mode {stats['mode']})"
+            f"{stats['relations']} relations (mode {stats['mode']}); "
+            f"retrieval: {retrieval_status(self.store, stats['observations'], deadline)}"
         )

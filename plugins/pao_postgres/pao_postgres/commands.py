@@ -16,6 +16,8 @@ from pao_postgres.options import BACKEND_NAME, MODES, LongtermOptions
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_postgres.store import LongtermStore
+    from pao_core.progress import Progress
+    from pao_postgres.vectors import RefreshReport
 
 READ_DEADLINE = 10.0
 
@@ -70,6 +72,17 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.set_defaults(func=run_search)
 
 
+def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> RefreshReport:
+    """After a write: embed what is new or changed (shown on ``progress``), drop what is gone."""
+    from pao_postgres.vectors import refresh_vectors as refresh
+
+    def embedded(done: int, total: int) -> None:
+        if progress is not None:
+            progress.update(f"embedding observations for semantic search: {done:,} of {total:,}")
+
+    return refresh(store, embedded)
+
+
 def open_store(config: PaoConfig) -> LongtermStore:
     from pao_postgres.store import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
 
@@ -103,10 +116,12 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
         store = open_store(config)
         progress.update(f"{memory.observation_count} observations of {len(memory.entities)} entities")
         counts = store.import_memory(memory)
+        vectors = refresh_vectors(store, progress)
     report = {
         "file": str(args.file),
         "store": store.describe(),
         "added": {"entities": counts.entities, "observations": counts.observations, "relations": counts.relations},
+        "vectors": {"embedded": vectors.embedded, "removed": vectors.removed, "retrieval": vectors.mode},
         "in_file": {
             "entities": len(memory.entities),
             "observations": memory.observation_count,
@@ -130,7 +145,9 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     if "\x00" in args.entity + args.text:
         raise ValidationError("memory add: ENTITY and TEXT must not contain NUL characters")
-    item = open_store(config).add(args.entity, args.text, args.entity_type)
+    store = open_store(config)
+    item = store.add(args.entity, args.text, args.entity_type)
+    refresh_vectors(store)
     if args.json:
         print_json(item_json(item))
     else:
@@ -139,7 +156,11 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    stats = open_store(config).stats(time.monotonic() + READ_DEADLINE)
+    from pao_postgres.vectors import retrieval_status
+
+    store = open_store(config)
+    stats = store.stats(time.monotonic() + READ_DEADLINE)
+    stats["retrieval"] = retrieval_status(store, stats["observations"], time.monotonic() + READ_DEADLINE)
     if args.json:
         print_json(stats)
         return 0
@@ -207,6 +228,7 @@ def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
     if not (removed.entities or removed.observations):
         what = f"no observation {shown(args.observation)} of" if args.observation is not None else "no entity named"
         raise PaoError(f"memory forget: {what} {shown(args.entity)} in {store.describe()}; nothing removed")
+    refresh_vectors(store)  # a forgotten observation's vector goes with it
     if args.json:
         print_json({"entity": clean(args.entity), "removed": {"entities": removed.entities,
                     "observations": removed.observations, "relations": removed.relations}})
@@ -228,6 +250,8 @@ def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
     report = sync(store.options, store.home, path)
     if report.note:
         raise PaoError(f"memory sync: {report.note}")
+    if report.synced:
+        refresh_vectors(store)  # a sync before a search leaves new observations to lexical search
     if args.json:
         print_json({"file": report.file, "store": store.describe(), "synced": report.synced,
                     "added": dict(report.added), "removed": dict(report.removed)})

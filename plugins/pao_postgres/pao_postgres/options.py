@@ -82,7 +82,9 @@ class LongtermOptions:
     ``postgresql+psycopg://``); empty means the embedded SQLite store at ``sqlite_path``
     (default ``<PAO_HOME>/longterm.sqlite3``). ``memory_file``: the MCP memory server's
     JSONL file to follow before every search (``$PAO_MEMORY_FILE`` overrides it; when
-    neither is set, the server's own absolute ``$MEMORY_FILE_PATH``).
+    neither is set, the server's own absolute ``$MEMORY_FILE_PATH``). ``semantic``: embed
+    observations when they are written and fuse vector search with the lexical one (needs
+    the model wheel); false keeps both lexical only.
     """
 
     enabled: bool = True
@@ -93,6 +95,7 @@ class LongtermOptions:
     schema: str = attrs.field(default="", validator=_optional_identifier)
     language: str = attrs.field(default="english", validator=_identifier)
     pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    semantic: bool = True
     entities: EntityColumns = EntityColumns()
     observations: ObservationColumns = ObservationColumns()
     relations: RelationColumns = RelationColumns()

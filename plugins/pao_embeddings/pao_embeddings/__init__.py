@@ -1,0 +1,1 @@
+"""Sentence vectors for pao's memory backends (see ``model`` and ``similar``)."""

@@ -1,0 +1,114 @@
+"""What both backends do with vectors: rank stored ones against a topic, and say which
+retrieval mode runs and why (for ``pao doctor`` and the stores' statistics)."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import attrs
+
+from pao_embeddings import model
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@attrs.frozen
+class Matrix:
+    """A store's vectors as one (rows x 384) float32 matrix, with each row's key."""
+
+    generation: str
+    keys: np.ndarray
+    matrix: np.ndarray
+
+
+_matrices: dict[str, Matrix] = {}
+_matrices_lock = threading.Lock()
+
+
+def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, bytes]]], topic: str, *,
+            floor: float, limit: int, standard_floor: float = 0.0, deadline: float | None) -> list[tuple[int, float]]:
+    """``(key, cosine)`` of a store's stored vectors nearest ``topic``, best first (see :func:`above_floor`).
+
+    ``read`` returns the store's ``(key, float32 bytes)`` rows; it runs in the caller's
+    thread (its database connection) and only when this process has no matrix of that
+    ``generation`` of ``store`` yet. Everything numpy does (its import, the matrix, the
+    topic's vector, the product) runs on a worker thread: when it is not done by
+    ``deadline`` the answer is empty, and the caller's lexical hits go out alone and in
+    time. A broken model raises :class:`model.EmbeddingsUnavailable`.
+    """
+    with _matrices_lock:
+        cached = _matrices.get(store)
+    if cached is not None and cached.generation != generation:
+        cached = None
+    stored = read() if cached is None else ()
+    if cached is None and not stored:
+        return []
+
+    def search() -> list[tuple[int, float]]:
+        loaded = cached or _build(store, generation, stored)
+        query = model.shared_encoder().encode_one(topic)
+        return above_floor(loaded.matrix, loaded.keys, query, floor, limit, standard_floor)
+
+    found = model.run_before(search, deadline)
+    return found or []
+
+
+def _build(store: str, generation: str, stored: Sequence[tuple[int, bytes]]) -> Matrix:
+    import numpy as np
+
+    keys = np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored))
+    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in stored), dtype=np.float32).reshape(len(stored), model.DIMENSIONS)
+    loaded = Matrix(generation, keys, matrix)
+    with _matrices_lock:
+        _matrices[store] = loaded
+    return loaded
+
+
+def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.ndarray, floor: float,
+                limit: int, standard_floor: float = 0.0) -> list[tuple[int, float]]:
+    """``(key, cosine)`` of the rows most similar to ``query``, best first.
+
+    A row must reach the cosine ``floor`` and, when ``standard_floor`` is set, stand that
+    many standard deviations above the mean similarity of all rows to this query: a topic
+    the store knows has a few rows far above the rest, an unrelated one has a flat
+    spread, whatever the corpus's vocabulary does to raw cosines.
+    """
+    import numpy as np
+
+    similarity = matrix @ query
+    least = floor
+    if standard_floor > 0 and len(similarity) > 1:
+        least = max(floor, float(similarity.mean() + standard_floor * similarity.std()))
+    above = np.flatnonzero(similarity >= least)
+    best = above[np.argsort(-similarity[above], kind="stable")][:limit]
+    return [(int(keys[i]), float(similarity[i])) for i in best]
+
+
+def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to a key's score; best first."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (key, _) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda row: -row[1])
+
+
+def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str, refresh: str) -> str:
+    """``semantic + lexical`` or ``lexical only: <why>`` for a store of ``items`` with ``vectors``
+    (``refresh``: the command that embeds what lacks a vector)."""
+    if not enabled:
+        return "lexical only: semantic = false in the config"
+    missing = model.missing_modules()
+    if missing:
+        return f"lexical only: {', '.join(missing)} not installed ({model.INSTALL_HINT})"
+    if items and not vectors:
+        return f"lexical only: none of the {items} {what} has a vector yet ({refresh})"
+    if items and vectors < items:
+        return f"semantic + lexical for {vectors} of {items} {what} ({refresh} embeds the others)"
+    try:
+        model.check()
+    except model.EmbeddingsUnavailable as exc:
+        return f"lexical only: the model is broken ({exc})"
+    return f"semantic + lexical ({model.MODEL_NAME})"

@@ -1,0 +1,258 @@
+"""Observation vectors: semantic search of the longterm store, fused with its lexical ranking.
+
+Every write command (``pao memory import``, ``add``) ends with :func:`refresh_vectors`:
+observations without a vector of the current :data:`RECIPE`, or whose text changed,
+are embedded (all-MiniLM-L6-v2, ``pao_embeddings``) and stored as float32 blobs in
+``<observations>_vectors`` beside the observations; vectors of observations that are
+gone are dropped. A search reads the vectors once per process into one matrix
+(reloaded when the table's generation changes), compares the topic with every row and
+keeps those above :data:`VECTOR_FLOOR`. Nothing here imports SQLAlchemy or numpy at
+import time: the embedded store's search path runs on the standard library's sqlite3.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import attrs
+
+from pao_postgres.ranked import quote
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from pao_postgres.options import LongtermOptions
+    from pao_postgres.retrieval import Method
+    from pao_postgres.sqlite_read import Rows
+    from pao_postgres.store import LongtermStore
+
+RECIPE = "all-MiniLM-L6-v2 'entity: observation' v1"
+"""What a stored vector is of; part of every digest, so a new recipe re-embeds everything."""
+EMBED_CHUNK = 256
+"""Observations embedded per transaction: an interrupted run keeps what it finished."""
+TOPIC_RESERVE = 0.25
+"""Seconds kept before the caller's deadline for fusing and answering: a topic vector not
+ready by then (the model loads once per process) costs the vectors, not the lexical hits."""
+
+
+def vector_table(options: LongtermOptions) -> str:
+    return f"{options.observations.table}_vectors"
+
+
+def embedded_text(entity: str, content: str) -> str:
+    """What is embedded for an observation: its entity's name gives a short text its subject."""
+    return f"{entity}: {content}"
+
+
+def digest(entity: str, content: str) -> str:
+    return hashlib.blake2b(f"{RECIPE}\0{entity}\0{content}".encode(), digest_size=12).hexdigest()
+
+
+# -- writing ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RefreshReport:
+    embedded: int
+    removed: int
+    elapsed_s: float
+    mode: str
+
+
+def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] | None = None) -> RefreshReport:
+    """Bring the vector table in line with the observations (see the module's docstring)."""
+    from pao_embeddings import model
+    from pao_postgres.engine import WRITE_DEADLINE, transaction
+
+    started = time.monotonic()
+    if not store.options.semantic or not model.available() or not store.exists():
+        return RefreshReport(0, 0, 0.0, "lexical only")
+    names = _names(store)
+    with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+        _create_table(connection, store, names)
+        stored = dict(connection.exec_driver_sql(f"SELECT observation_id, digest FROM {names['vectors']}").fetchall())
+        current = connection.exec_driver_sql(
+            f"SELECT o.{names['o_id']}, e.{names['e_name']}, o.{names['o_content']} FROM {names['obs']} o "
+            f"JOIN {names['ent']} e ON e.{names['e_id']} = o.{names['o_entity']}"
+        ).fetchall()
+        gone = set(stored) - {row[0] for row in current}
+        if gone:
+            connection.exec_driver_sql(
+                f"DELETE FROM {names['vectors']} WHERE observation_id NOT IN (SELECT {names['o_id']} FROM {names['obs']})"
+            )
+    wanted = [(oid, entity, content) for oid, entity, content in current if stored.get(oid) != digest(entity, content)]
+    if wanted:
+        encoder = model.shared_encoder()
+        for start in range(0, len(wanted), EMBED_CHUNK):
+            chunk = wanted[start : start + EMBED_CHUNK]
+            matrix = encoder.encode([embedded_text(entity, content) for _, entity, content in chunk], batch_size=16)
+            with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+                _upsert(connection, names, [(oid, digest(entity, content), vector.tobytes())
+                                            for (oid, entity, content), vector in zip(chunk, matrix)])
+            if progress:
+                progress(min(start + EMBED_CHUNK, len(wanted)), len(wanted))
+    if wanted or gone:
+        import sqlalchemy as sa
+
+        with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+            count = connection.exec_driver_sql(f"SELECT count(*) FROM {names['vectors']}").scalar()
+            for key, value in (("generation", str(time.time_ns())), ("count", str(count))):
+                connection.execute(sa.text(f"DELETE FROM {names['meta']} WHERE key = :key"), {"key": key})
+                connection.execute(sa.text(f"INSERT INTO {names['meta']} (key, value) VALUES (:key, :value)"),
+                                   {"key": key, "value": value})
+    return RefreshReport(len(wanted), len(gone), round(time.monotonic() - started, 3), "semantic + lexical")
+
+
+def _names(store: LongtermStore) -> dict[str, str]:
+    return names_for(store.options, sqlite=store.is_sqlite)
+
+
+def names_for(options: LongtermOptions, *, sqlite: bool) -> dict[str, str]:
+    """Quoted (and on PostgreSQL schema-qualified) names of the tables and columns used here."""
+    o, e = options.observations, options.entities
+    prefix = quote(options.schema) + "." if options.schema and not sqlite else ""
+    return {
+        "obs": prefix + quote(o.table), "ent": prefix + quote(e.table),
+        "vectors": prefix + quote(vector_table(options)),
+        "meta": prefix + quote(vector_table(options) + "_meta"), "meta_plain": vector_table(options) + "_meta",
+        "o_id": quote(o.id), "o_entity": quote(o.entity_id), "o_content": quote(o.content),
+        "e_id": quote(e.id), "e_name": quote(e.name),
+    }
+
+
+def _create_table(connection: sa.Connection, store: LongtermStore, names: dict[str, str]) -> None:
+    blob = "BLOB" if store.is_sqlite else "bytea"
+    connection.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS {names['vectors']} (observation_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
+        f"vector {blob} NOT NULL)"
+    )
+    connection.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {names['meta']} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+def _upsert(connection: sa.Connection, names: dict[str, str], rows: Sequence[tuple[int, str, bytes]]) -> None:
+    mark = "?" if connection.dialect.name == "sqlite" else "%s"
+    connection.exec_driver_sql(
+        f"INSERT INTO {names['vectors']} (observation_id, digest, vector) VALUES ({mark}, {mark}, {mark}) "
+        "ON CONFLICT (observation_id) DO UPDATE SET digest = excluded.digest, vector = excluded.vector",
+        list(rows),
+    )
+
+
+# -- searching ----------------------------------------------------------------------
+
+
+SCAN_LIMIT = 200_000
+"""Most vectors a process reads into its matrix (300 MB); a larger store searches lexically
+(`pao doctor` says so): brute force over more would cost more than a spawn may wait."""
+
+
+def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
+    """The vector table's generation and count; empty for a store without vectors."""
+    exists = ("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = :t" if sqlite else
+              "SELECT count(*) FROM (SELECT to_regclass(:t) AS oid) r WHERE r.oid IS NOT NULL")
+    if not rows(exists, {"t": names["meta_plain"] if sqlite else names["meta"]})[0][0]:
+        return {}  # a store written before semantic search, or with it off
+    return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
+
+
+def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
+            sqlite: bool = True) -> list[tuple[int, float]]:
+    """``(observation id, cosine)`` of the observations nearest ``topic`` above the method's floors, best first.
+
+    Empty when semantic search is off or not installed, the store has no vectors (or
+    more than :data:`SCAN_LIMIT`), or the vectors' search is not done
+    :data:`TOPIC_RESERVE` seconds before ``deadline`` (:func:`pao_embeddings.similar.nearest`).
+    """
+    from pao_embeddings import model, similar
+
+    if not options.semantic or not topic.strip() or not model.available():
+        return []
+    names = names_for(options, sqlite=sqlite)
+    meta = _meta(rows, names, sqlite)
+    if "generation" not in meta or not 0 < int(meta.get("count", 0)) <= SCAN_LIMIT:
+        return []
+    try:
+        return similar.nearest(
+            key, meta["generation"],
+            lambda: rows(f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id", {}),
+            topic, floor=method.vector_floor, limit=method.vector_candidates,
+            standard_floor=method.vector_standard_floor, deadline=deadline - TOPIC_RESERVE,
+        )
+    except model.EmbeddingsUnavailable:
+        return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)
+
+
+def _observations(options: LongtermOptions, rows: Rows, by: str, keys: Sequence[Any], sqlite: bool) -> list[Any]:
+    """Observations (in the search's row shape) whose id, or whose entity's name, is in ``keys``."""
+    o, e, names = options.observations, options.entities, names_for(options, sqlite=sqlite)
+    column = f"o.{quote(o.id)}" if by == "id" else f"e.{quote(e.name)}"
+    marks = ", ".join(f":k{n}" for n in range(len(keys)))
+    return rows(
+        f"SELECT e.{quote(e.name)} AS name, e.{quote(e.entity_type)} AS entity_type, o.{quote(o.content)} AS content, "
+        f"o.{quote(o.position)} AS position, o.{quote(o.created_at)} AS created_at, o.{quote(o.id)} AS id, 0.0 AS score "
+        f"FROM {names['obs']} o JOIN {names['ent']} e ON e.{quote(e.id)} = o.{quote(o.entity_id)} "
+        f"WHERE {column} IN ({marks}) ORDER BY o.{quote(o.position)}",
+        {f"k{n}": key for n, key in enumerate(keys)},
+    )
+
+
+def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any], near: Sequence[tuple[int, float]],
+                     k: int, *, sqlite: bool = True) -> list[Any]:
+    """The lexical rows and the vector hits fused by rank, each row scored by its fused score."""
+    from pao_embeddings.similar import fuse_by_rank
+
+    fused = fuse_by_rank([[(row.id, row.score) for row in lexical], near], k)
+    found = {row.id: row for row in lexical}
+    wanted = [key for key, _ in fused if key not in found]
+    if wanted:
+        found.update({row.id: row for row in _observations(options, rows, "id", wanted, sqlite)})
+    # a vector of an observation removed since the last refresh has no row: it is skipped
+    return [found[key]._replace(score=score) for key, score in fused if key in found]
+
+
+def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[Any], limit: int, which: str,
+                         found_by_both: set[int], *, sqlite: bool = True) -> list[Any]:
+    """``kept``, then the other observations of its entities (best entity first, in their order),
+    each scored below every hit: found through their entity, not through the topic.
+
+    ``which``: ``all`` hits' entities, or ``confirmed`` ones only: with two hits, or with a
+    hit that both rankings found (ids in ``found_by_both``).
+    """
+    if not kept or len(kept) >= limit:
+        return list(kept)
+    hits = collections.Counter(row.name for row in kept)
+    entities = [name for name in hits if which == "all" or hits[name] >= 2
+                or any(row.name == name and row.id in found_by_both for row in kept)]
+    if not entities:
+        return list(kept)
+    fetched = _observations(options, rows, "name", entities, sqlite)
+    have = {row.id for row in kept}
+    lowest = min(float(row.score) for row in kept)
+    rank = {name: n for n, name in enumerate(entities)}
+    extra = sorted((row for row in fetched if row.id not in have), key=lambda row: (rank[row.name], row.position))
+    return [*kept, *(row._replace(score=lowest * (1 - (n + 1) / (len(extra) + 1))) for n, row in enumerate(extra))][:limit]
+
+
+def retrieval_status(store: LongtermStore, observations: int, deadline: float) -> str:
+    """Which retrieval runs on this store and why (``pao memory stats``, ``pao doctor``)."""
+    from pao_embeddings.similar import retrieval_mode
+
+    vectors = 0
+    if store.exists():
+        import sqlalchemy as sa
+
+        from pao_postgres.engine import transaction
+
+        names = _names(store)
+        with transaction(store.engine(), deadline) as connection:
+            def run(sql: str, params: dict[str, Any]) -> list[Any]:
+                return list(connection.execute(sa.text(sql), params))
+
+            vectors = int(_meta(run, names, store.is_sqlite).get("count", 0))
+    if vectors > SCAN_LIMIT:
+        return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares"
+    return retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
+                          refresh="run 'pao memory import' again")

