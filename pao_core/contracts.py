@@ -19,8 +19,8 @@ import attrs
 from pao_core.errors import PaoError
 
 if TYPE_CHECKING:
-    from pao_core.models import (AgentRecord, BriefingContext, MemoryItem, Provenance, Remembered, ScreenVerdict,
-                                 SpawnRequest)
+    from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
+                                 ScreenVerdict, SpawnRequest)
 
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
@@ -234,3 +234,11 @@ class HostAgent(abc.ABC):
     def state_files(self) -> list[tuple[str, str | None]]:
         """each file the pre-seed edits, with why it cannot be edited (or ``None``). Default: none."""
         return []
+
+    def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+        """how the CLI gets a session's MCP servers (``pao_session_mcp_servers``): flags ``command`` puts right
+        after the executable (``request.mcp_args``), files pao writes owner-only into ``folder`` (the agent's
+        private folder), variables for the agent; never the user's settings. Default: none (no MCP server)."""
+        from pao_core.models import McpWiring
+
+        return McpWiring()

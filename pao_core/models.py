@@ -94,21 +94,28 @@ class Remembered:
 class McpServer:
     """An MCP server (stdio) that one spawned session gets, for that session only.
 
-    ``env`` holds values safe to show on a command line (paths); ``inherit`` names
-    variables the server gets from the agent's environment (a store URL with its
-    password). ``tools`` are allowed without a permission prompt in that session.
+    ``env`` holds values safe to show on a command line (paths). ``files`` are written
+    owner-only into the agent's private folder before the CLI starts: what the server
+    needs that neither a command line nor the agent's environment may show (a store
+    URL with its password). ``tools`` are allowed without a permission prompt in that session.
     """
 
     name: str
     command: str
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
-    inherit: tuple[str, ...] = ()
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
     tools: tuple[str, ...] = ()
 
-    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """``env`` plus the inherited variables that ``environ`` has."""
-        return {**{name: environ[name] for name in self.inherit if name in environ}, **self.env}
+
+@attrs.frozen
+class McpWiring:
+    """How one host CLI gets a session's MCP servers: flags, files for the agent's private folder, variables."""
+
+    args: tuple[str, ...] = ()
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
+    servers: tuple[McpServer, ...] = ()
 
 
 @attrs.frozen
@@ -158,6 +165,8 @@ class SpawnRequest:
     """The agent's private folder when the briefing goes through the host's session channel."""
     prompt: str | None = None
     """The first prompt (the task), for hosts that take it on the command line."""
+    mcp_args: tuple[str, ...] = ()
+    """The session's MCP servers in the host's own flags (``McpWiring.args``), right after the executable."""
 
 
 @attrs.frozen

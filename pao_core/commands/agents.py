@@ -36,6 +36,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
                        help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
                             "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
+    spawn.add_argument("--no-mcp", action="store_true",
+                       help="no MCP server for this session (by default pao's memory tools, docs/mcp.md)")
     spawn.add_argument(
         "--worktree", action="store_true",
         help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
@@ -145,6 +147,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             host=args.host,
             nudge=False if args.no_nudge else None,
             worktree=args.worktree,
+            mcp=not args.no_mcp,
             config=config,
             plugins=plugins,
             report=report,
@@ -152,6 +155,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"
     _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
+
     if args.json:
         data = record_json(result.record)
         data["steps"] = [{"step": step, "ms": round(seconds * 1000, 1)} for step, seconds in result.steps]

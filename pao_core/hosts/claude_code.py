@@ -18,20 +18,21 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
 from pao_core.agentdir import BRIEFING, EVENTS, append_command
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
+from pao_core.hosts import mcp as hosts_mcp
 from pao_core.hosts import claude_trust
 from pao_core.hosts.claude_screens import ClaudeCodeScreens
 from pao_core.hosts.common import CliProfile, HostOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypass", "bypassPermissions"]
 FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}
@@ -87,7 +88,7 @@ class ClaudeCode(CliProfile):
     def command(self, request: SpawnRequest) -> list[str]:
         """The CLI with pao's flags: session id, per-session settings and briefing, then the first prompt."""
         session = ["--session-id", request.session_id] if request.session_id else []
-        command = self.launch(*self.permission_args(), *session, *self.channel_args(request.agent_dir))
+        command = self.launch(*request.mcp_args, *self.permission_args(), *session, *self.channel_args(request.agent_dir))
         return [*command, request.prompt] if request.prompt else command
 
     def channel_args(self, agent_dir: str | None) -> list[str]:
@@ -95,6 +96,10 @@ class ClaudeCode(CliProfile):
         if not agent_dir:
             return []
         return ["--settings", os.path.join(agent_dir, SETTINGS), "--append-system-prompt-file", os.path.join(agent_dir, BRIEFING)]
+
+    def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+        """``--mcp-config`` (a per-agent file) and ``--allowedTools`` for the servers' tools."""
+        return hosts_mcp.claude_wiring(servers, folder, environ)
 
     def session_files(self, request: SpawnRequest) -> dict[str, str]:
         """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``."""

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 import attrs
 
 from pao_core.config import ConfigTable
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
+from pao_core.hosts import mcp as hosts_mcp
 from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
 
 NAME = "codex"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
@@ -68,11 +69,15 @@ class CodexHost(CliProfile):
     submit_key: str = "Enter"
 
     def command(self, request: SpawnRequest) -> list[str]:
-        return self.launch(*self.permission_args())
+        return self.launch(*request.mcp_args, *self.permission_args())
 
     def permission_args(self) -> list[str]:
         """``bypass``: no approval prompt and no sandbox; ``default``: Codex asks before commands outside its sandbox."""
         return list(UNATTENDED if self.permission_mode() == "bypass" else ASKING)
+
+    def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+        """``-c mcp_servers.NAME.*`` overrides, no file."""
+        return hosts_mcp.codex_wiring(servers, folder, environ)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return embedded_block(briefing_file, briefing_markdown, self.budget_chars)

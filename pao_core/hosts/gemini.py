@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 import attrs
 
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
+from pao_core.hosts import mcp as hosts_mcp
 from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
 from pao_core.hosts.screens import RuleDetector, ScreenRule
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
 
 NAME = "gemini"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
@@ -75,6 +76,10 @@ class GeminiHost(CliProfile):
         """Start under the session id pao chose (``request.session_id``), when it chose one."""
         session = ["--session-id", request.session_id] if request.session_id else []
         return self.launch(*APPROVAL_FLAGS[self.permission_mode()], *session)
+
+    def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+        """A per-agent system-defaults file (``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``) with the servers."""
+        return hosts_mcp.gemini_wiring(servers, folder, environ)
 
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"

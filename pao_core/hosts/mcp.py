@@ -3,8 +3,8 @@
 Nothing here writes the user's settings: Claude Code gets a per-agent ``--mcp-config``
 file, Codex ``-c mcp_servers.NAME.*`` overrides, Gemini CLI a per-agent system-defaults
 file (the lowest-ranked settings scope; its ``mcpServers`` merge with the user's).
-Values that may be secret (``McpServer.inherit``) go only into those 0600 files, or
-into Codex's ``env_vars`` by name: never onto a command line.
+Only ``McpServer.env`` (values safe to show) reaches them; a server's secrets are in
+its own ``files``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pao_core.models import McpServer
+from pao_core.models import McpServer, McpWiring
 
 CLAUDE_CONFIG = "mcp.json"
 GEMINI_DEFAULTS = "gemini-system-defaults.json"
@@ -24,8 +24,7 @@ GEMINI_DEFAULTS = "gemini-system-defaults.json"
 def claude_config(servers: Sequence[McpServer], environ: Mapping[str, str]) -> str:
     """The ``--mcp-config`` file: ``{"mcpServers": {name: {type, command, args, env}}}``."""
     entries = {
-        server.name: {"type": "stdio", "command": server.command, "args": list(server.args),
-                      "env": server.environment(environ)}
+        server.name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
         for server in servers
     }
     return json.dumps({"mcpServers": entries}, indent=2) + "\n"
@@ -39,7 +38,7 @@ def claude_args(config_file: str, servers: Sequence[McpServer]) -> list[str]:
 
 
 def codex_overrides(servers: Sequence[McpServer]) -> list[str]:
-    """``-c mcp_servers.NAME.command=...`` (and ``args``, ``env``, ``env_vars``) as TOML values."""
+    """``-c mcp_servers.NAME.command=...`` (and ``args``, ``env``) as TOML values."""
     import tomlkit  # only when a Codex session gets MCP servers
 
     def toml(value: Any) -> str:
@@ -52,8 +51,6 @@ def codex_overrides(servers: Sequence[McpServer]) -> list[str]:
         if server.env:
             values["env"] = tomlkit.inline_table()
             values["env"].update(server.env)
-        if server.inherit:
-            values["env_vars"] = list(server.inherit)
         for name, value in values.items():
             args += ["-c", f"{key}.{name}={toml(value)}"]
     return args
@@ -79,6 +76,23 @@ def gemini_defaults(servers: Sequence[McpServer], environ: Mapping[str, str]) ->
         pass
     servers_json = dict(base.get("mcpServers") or {})
     for server in servers:
-        servers_json[server.name] = {"command": server.command, "args": list(server.args),
-                                     "env": server.environment(environ), "trust": True}
+        servers_json[server.name] = {"command": server.command, "args": list(server.args), "env": dict(server.env),
+                                     "trust": True}
     return json.dumps({**base, "mcpServers": servers_json}, indent=2) + "\n"
+
+
+def claude_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+    return McpWiring(tuple(claude_args(str(folder / CLAUDE_CONFIG), servers)), {CLAUDE_CONFIG: claude_config(servers, environ)})
+
+
+def codex_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+    # required: Codex waits for the servers before the first turn (else the first prompt runs without their tools);
+    # approve: their tools run without an approval prompt in every approval mode
+    extra = [arg for server in servers for setting in ("required=true", 'default_tools_approval_mode="approve"')
+             for arg in ("-c", f"mcp_servers.{server.name}.{setting}")]
+    return McpWiring((*codex_overrides(servers), *extra))
+
+
+def gemini_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+    files = {GEMINI_DEFAULTS: gemini_defaults(servers, environ)}
+    return McpWiring(files=files, env={"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(folder / GEMINI_DEFAULTS)})

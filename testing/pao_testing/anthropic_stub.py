@@ -6,7 +6,8 @@ Coding-agent CLIs under test point ``ANTHROPIC_BASE_URL`` here. The stub answers
 stream), answers ``count_tokens``, and records each request so a test can prove
 what reached the model's context. ``delay`` holds each reply back (for the
 agent's busy screen); a user message containing ``tool_trigger`` is answered with
-a ``tool_use`` of ``tool_call`` (for the agent's permission menu). The server
+a ``tool_use`` of ``tool_call`` (for the agent's permission menu, or to call an MCP
+tool: a ``ToolSearch`` for it first when the CLI defers its schema). The server
 itself is :class:`~pao_testing.loopback_stub.LoopbackStub`.
 """
 
@@ -106,7 +107,7 @@ class AnthropicStub(LoopbackStub):
             model = body.get("model", "stub") if isinstance(body, dict) else "stub"
             if not (isinstance(body, dict) and body.get("stream")):
                 return Reply.json(_message(model, self.reply))
-            return Reply.sse(_stream(model, self.reply, self.tool_call if _wants_tool(body, self.tool_trigger) else None))
+            return Reply.sse(_stream(model, self.reply, _tool_to_call(body, self.tool_trigger, self.tool_call)))
         return Reply.json({"type": "error", "error": {"type": "not_found_error", "message": request.path}}, status=404)
 
 
@@ -132,20 +133,50 @@ def _stream(model: str, reply: str, tool: tuple[str, dict[str, Any]] | None) -> 
     return [(name, {"type": name, **data}) for name, data in events]
 
 
-def _wants_tool(body: Any, trigger: str | None) -> bool:
-    """The last user message is the user's own text (not a tool result) and holds the trigger.
+def _tool_to_call(body: Any, trigger: str | None, call: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """``call`` when the user's turn asks for it. When the CLI defers the tool (Claude Code 2.1
+    loads MCP tools' schemas on demand), a ``ToolSearch`` for it first, again each second
+    while its server is still connecting (every 2 s, at most ``SEARCHES`` times), then ``call``."""
+    if not trigger or not isinstance(body, dict):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    assistants = [m for m in messages if m.get("role") == "assistant"]
+    searches = sum(_used(m, "ToolSearch") for m in assistants)
+    asked = _wants_tool(body, trigger) or (searches and _used(assistants[-1], "ToolSearch"))
+    if not asked or any(_used(m, call[0]) for m in assistants):
+        return None
+    offered = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
+    if call[0] in offered or "ToolSearch" not in offered or searches >= SEARCHES:
+        return call
+    if searches:
+        time.sleep(2.0)  # the server is still connecting: as a model would, search again a moment later
+    return ("ToolSearch", {"query": f"select:{call[0]}", "max_results": 1})
 
-    Newer CLIs put a ``system`` role message after it, so look for the last user one.
+
+SEARCHES = 30
+
+
+def _used(message: dict[str, Any], name: str) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == name
+                                             for b in content)
+
+
+def _wants_tool(body: Any, trigger: str | None) -> bool:
+    """The user's turn (every user message since the last assistant one) holds the trigger and no tool result.
+
+    CLIs add user-role messages of their own around the user's text (reminders, the list
+    of deferred MCP tools), so the whole turn is read, not only its last message.
     """
     if not trigger or not isinstance(body, dict):
         return False
-    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
-    if not users:
-        return False
-    content = users[-1].get("content")
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-        return False
-    return any(trigger in text for text in _texts(content))
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    turn = [m.get("content") for m in messages[last_assistant + 1:] if m.get("role") == "user"]
+    for content in turn:
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return False
+    return any(trigger in text for content in turn for text in _texts(content))
 
 
 def _message(model: str, text: str) -> dict[str, Any]:

@@ -15,21 +15,33 @@ if TYPE_CHECKING:
 AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
 TOOLS = ("search_memory", "remember", "memory_status")
+ENV_FILE = "pao-mcp-env.json"
 
 
 @hookimpl
 def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
-    """``pao``: this interpreter runs ``pao_core mcp`` for the agent (no need for ``pao`` on its PATH)."""
+    """``pao``: this interpreter runs ``pao_core mcp`` for the agent (no need for ``pao`` on its PATH).
+
+    pao's own ``PAO_*`` variables (a store URL may hold a password) go to the server in
+    a file of the agent's private folder, never on its command line or in the agent's
+    environment.
+    """
+    import json
     import sys
 
     from pao_core.models import McpServer
 
-    args = ["-m", "pao_core", "mcp", "--agent", request.name]  # the session id: pao's registry, at call time
+    args = ["-m", "pao_core", "mcp", "--agent", request.name]
+    if request.session_id:  # chosen by pao before the start; otherwise the server asks pao's registry
+        args += ["--session-id", request.session_id]
     env = {"PAO_HOME": str(config.home)}
     if config.source:
         env["PAO_CONFIG"] = str(config.source)
-    inherit = tuple(sorted(name for name in os.environ if name.startswith("PAO_") and name not in env))
-    return [McpServer(SERVER_NAME, sys.executable, tuple(args), env, inherit, TOOLS)]
+    variables = {name: value for name, value in sorted(os.environ.items()) if name.startswith("PAO_") and name not in env}
+    files = {ENV_FILE: json.dumps(variables, indent=2) + "\n"} if variables else {}
+    if files:
+        args += ["--env-file", os.path.join(config.home, "agents", request.name, ENV_FILE)]
+    return [McpServer(SERVER_NAME, sys.executable, tuple(args), env, files, TOOLS)]
 
 
 @hookimpl
@@ -47,6 +59,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                         help="the session's id (default: the one pao's registry has for --agent)")
     parser.add_argument("--remember-to", metavar="STORE", default="longterm",
                         help="the writable memory store remember writes to (default: longterm)")
+    parser.add_argument("--env-file", metavar="FILE", default=None,
+                        help="a JSON object of PAO_* variables to use (pao spawn writes one, 0600, per agent)")
     parser.set_defaults(func=run_mcp)
 
 
@@ -58,9 +72,32 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_mcp.server import serve
     from pao_mcp.tools import MemoryTools
 
+    if args.env_file:
+        config = _with_variables(args.env_file)
     agent = args.agent or os.environ.get(AGENT_VARIABLE) or "user"
     check_name(agent)
     if args.session_id:
         reject_control(args.session_id, "--session-id")
     serve(MemoryTools(config, get_plugins(), agent, args.session_id or None, args.remember_to))
     return 0
+
+
+def _with_variables(path: str) -> PaoConfig:
+    """Apply the ``PAO_*`` variables of ``path`` to this process; the configuration and plugins they select."""
+    import json
+
+    from pao_core.config import load_config
+    from pao_core.errors import ConfigError
+    from pao_core.plugins import reset_plugins
+
+    try:
+        variables = json.loads(open(path, encoding="utf-8").read())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--env-file {path}: {exc}") from None
+    if not isinstance(variables, dict) or not all(
+        isinstance(k, str) and k.startswith("PAO_") and isinstance(v, str) for k, v in variables.items()
+    ):
+        raise ConfigError(f"--env-file {path}: not an object of PAO_* variables")
+    os.environ.update(variables)
+    reset_plugins()  # PAO_LOAD_PLUGINS / PAO_DISABLE_PLUGINS may be among them
+    return load_config()

@@ -160,5 +160,15 @@ def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, 
     assert server.args[:5] == ("-m", "pao_core", "mcp", "--agent", "api-2")
     assert server.tools == ("search_memory", "remember", "memory_status")
     assert server.env == {"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
-    assert "PAO_POSTGRES_URL" in server.inherit and "hunter2" not in json.dumps(list(server.args) + list(server.env.values()))
-    assert server.environment({"PAO_POSTGRES_URL": "x"})["PAO_POSTGRES_URL"] == "x"
+    assert "hunter2" not in json.dumps([*server.args, *server.env.values()])
+    (env_file,) = server.files
+    assert json.loads(server.files[env_file])["PAO_POSTGRES_URL"] == "postgresql://sam:hunter2@db/memory"
+    assert server.args[-2:] == ("--env-file", str(tmp_path / "pao" / "agents" / "api-2" / env_file))
+
+
+def test_pao_help_does_not_import_the_sdk(pao_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pao_core", "--help"], env=pao_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and " mcp " in done.stdout  # the command is listed
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "starlette", "jsonschema")}

@@ -1,0 +1,170 @@
+"""pao's MCP server inside real sessions: `pao spawn` wires `pao mcp` into Claude Code (both pinned
+versions), Codex CLI and Gemini CLI; the CLI starts the server itself, the loopback stub answers
+the first request with a call of pao's tool, and the next request carries the tool's result.
+
+Each ``pao`` runs as its own process with pao-tmux (a private socket), pao-postgres (the
+embedded longterm store) and pao-mcp. As root these tests fail (never skip) outside a
+loopback-only network namespace: scripts/test provides one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import REPO_ROOT, PrivateTmux
+from pao_testing.host_cases import CASES
+from pao_testing.hostrun import fail_unless_loopback_only
+
+pytestmark = pytest.mark.realcli
+PLUGINS = "pao-tmux,pao-postgres,pao-mcp"
+TOOLS = ("mcp__pao__search_memory", "mcp__pao__remember", "mcp__pao__memory_status")
+
+
+@pytest.fixture
+def pao_home() -> Iterator[Path]:
+    """PAO_HOME on a path no other user can write to, up to the root: Gemini CLI ignores a
+    settings file below a group- or world-writable folder such as /tmp."""
+    root = REPO_ROOT / "build" / f"mcp-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    root.mkdir(parents=True, mode=0o700)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _pao(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "pao_core", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"pao {' '.join(args)}: {done.stderr}"
+    return done
+
+
+def _folder(root: Path, name: str) -> Path:
+    folder = root / name
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def _tool_result(request) -> str:  # noqa: ANN001 - a MessagesRequest
+    """The text of the tool results in a Messages request."""
+    texts = []
+    for message in request.body.get("messages") or []:
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                texts.append(json.dumps(content) if not isinstance(content, str) else content)
+    return "\n".join(texts)
+
+
+@pytest.fixture
+def claude_run(claude_cli: Path, claude_home: Path, claude_env: dict[str, str], private_tmux: PrivateTmux,
+               pao_home: Path) -> dict[str, str]:
+    """The environment of `pao` for Claude Code: its CLI and HOME, the stub, permission mode `default`."""
+    config = pao_home / "config.toml"
+    # outside bypass mode: the tools must be allowed for the session, not by a prompt
+    config.write_text('[hosts.claude-code]\npermission_mode = "default"\n')
+    return {**os.environ, **claude_env, "PAO_CLAUDE_COMMAND": str(claude_cli), "PAO_TMUX_SOCKET": private_tmux.socket,
+            "PAO_LOAD_PLUGINS": PLUGINS, "PAO_HOME": str(pao_home / "pao"), "PAO_CONFIG": str(config)}
+
+
+def test_claude_code_remembers_then_a_second_agent_finds_it_with_provenance(
+    claude_run: dict[str, str], anthropic_stub: AnthropicStub, claude_home: Path, pao_home: Path
+) -> None:
+    env = claude_run
+    marker = f"ACETONE-{uuid.uuid4().hex[:6]}"
+    fact = f"Gus smells of acetone ({marker}) when his feeding is late"
+    settings_before = {p: p.read_bytes() for p in claude_home.rglob("*.json") if p.is_file()}
+
+    anthropic_stub.tool_trigger = "REMEMBER-IT"
+    anthropic_stub.tool_call = ("mcp__pao__remember", {"entity": "Gus", "observation": fact})
+    first = json.loads(_pao(env, "spawn", "REMEMBER-IT about Gus the cat", "--folder", str(_folder(pao_home, "cat")),
+                            "--name", "scribe", "--json").stdout)
+    assert first["extra"]["mcp"] == ["pao"]
+    # the result as text or as structured content (Claude Code 2.1 passes the latter to the model)
+    answered = anthropic_stub.wait_for_message(marker, 180, where=lambda r: marker in _tool_result(r))
+    assert answered is not None, "no request carried the remember tool's result"
+    assert "scribe" in _tool_result(answered) and first["session_id"] in _tool_result(answered)
+
+    agent_dir = Path(first["extra"]["agent_dir"])
+    config = agent_dir / "mcp.json"
+    assert config.stat().st_mode & 0o777 == 0o600 and agent_dir.stat().st_mode & 0o777 == 0o700
+    server = json.loads(config.read_text())["mcpServers"]["pao"]
+    assert server["command"] == sys.executable and "--agent" in server["args"] and "scribe" in server["args"]
+    assert server["env"]["PAO_HOME"] == env["PAO_HOME"]
+
+    briefing = _pao(env, "brief", "why does Gus smell of acetone").stdout
+    line = next(line for line in briefing.splitlines() if marker in line)
+    assert f"remembered by agent scribe, session {first['session_id'][:8]}" in line
+
+    anthropic_stub.tool_trigger = "LOOK-IT-UP"
+    anthropic_stub.tool_call = ("mcp__pao__search_memory", {"query": "Gus acetone feeding"})
+    _pao(env, "spawn", "LOOK-IT-UP on Gus the cat", "--folder", str(_folder(pao_home, "vet")), "--name", "vet")
+    found = anthropic_stub.wait_for_message(marker, 180, where=lambda r: marker in _tool_result(r) and "LOOK-IT-UP" in r.text())
+    assert found is not None, "no request carried the search tool's result"
+    assert "scribe" in _tool_result(found), "the fact comes with its provenance"
+
+    for name in ("scribe", "vet"):
+        _pao(env, "kill", name, timeout=60)
+    settings_after = {p: p.read_bytes() for p in claude_home.rglob("*.json") if p in settings_before}
+    for path, data in settings_after.items():
+        assert b"mcp__pao__" not in data and b'"pao"' not in data, f"{path} names pao's server"
+
+
+def test_no_mcp_spawns_without_the_server(claude_run: dict[str, str], anthropic_stub: AnthropicStub,
+                                           pao_home: Path) -> None:
+    spawned = json.loads(_pao(claude_run, "spawn", "count the widgets", "--folder", str(_folder(pao_home, "w")),
+                              "--name", "plain", "--no-mcp", "--json").stdout)
+    assert spawned["extra"]["mcp"] == []
+    request = anthropic_stub.wait_for_message("count the widgets", 120, where=lambda r: r.is_conversation)
+    assert request is not None
+    assert not any(name in json.dumps(request.body.get("tools")) for name in TOOLS)
+    assert not (Path(spawned["extra"]["agent_dir"]) / "mcp.json").exists()
+    _pao(claude_run, "kill", "plain", timeout=60)
+
+
+@pytest.mark.parametrize("host", sorted(CASES))
+def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
+    fail_unless_loopback_only()
+    case = CASES[host]
+    assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
+    home = pao_home / "user"
+    home.mkdir()
+    marker = f"LEDGER-{uuid.uuid4().hex[:6]}"
+    socket = f"pao-test-{os.getpid()}-mcp-{host}"
+    (pao_home / "config.toml").write_text("")
+    with case.make_stub() as stub:
+        stub.tool_trigger = "LOOK-IT-UP"
+        stub.tool_call = ("search_memory", {"query": "billing exporter retry ledger"})
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PAO_", "CODEX_", "GEMINI_"))},
+               "HOME": str(home), **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": PLUGINS,
+               "PAO_TMUX_SOCKET": socket, case.command_variable: str(case.binary), "TERM": "xterm-256color",
+               "PAO_HOME": str(pao_home / "pao"), "PAO_CONFIG": str(pao_home / "config.toml")}
+        _pao(env, "memory", "add", "billing exporter", f"the retry ledger is {marker}.csv")
+        record: dict = {}
+        try:
+            record = json.loads(_pao(env, "spawn", "LOOK-IT-UP for the billing exporter", "--folder",
+                                     str(_folder(pao_home, "billing")), "--host", host, "--json").stdout)
+            assert record["extra"]["mcp"] == ["pao"]
+            output = "function_call_output" if host == "codex" else "functionResponse"
+            sent = stub.wait_for(lambda r: output in json.dumps(r.body) and marker in json.dumps(r.body), 240)
+            assert sent is not None, f"no request carried pao's tool result: {[r.path for r in stub.requests]}"
+        finally:
+            if record.get("pid"):
+                try:
+                    os.killpg(os.getpgid(record["pid"]), signal.SIGKILL)  # Gemini CLI outlives the hang-up
+                except ProcessLookupError:
+                    pass
+            subprocess.run([sys.executable, "-m", "pao_core", "kill", "billing"], env=env, capture_output=True, timeout=60)
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
