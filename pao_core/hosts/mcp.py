@@ -10,7 +10,6 @@ its own ``files``.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
