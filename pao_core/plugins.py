@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import ConfigTable, PaoConfig
-    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+    from pao_core.contracts import (BriefingSection, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
+                                    TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 ENTRY_POINT_GROUP = "pao"
@@ -178,6 +179,9 @@ class Plugins:
 
     def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
         self.manager.hook.pao_add_commands(subparsers=subparsers, config=config)
+
+    def command_routers(self, config: PaoConfig) -> list[CommandRouter]:
+        return self.collect("pao_command_routers", config=config)
 
     def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
         return self.collect("pao_memory_backends", config=config)
