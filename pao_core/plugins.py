@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from pao_core.config import ConfigTable, PaoConfig
     from pao_core.contracts import (BriefingSection, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
-                                    TerminalDriver)
+                                    RegistryStore, TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 ENTRY_POINT_GROUP = "pao"
@@ -47,6 +47,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.evaluate",
     "pao_core.commands.doctor",
     "pao_core.sections",
+    "pao_core.registry",
     "pao_core.hosts.claude_code",
     "pao_core.hosts.codex",
     "pao_core.hosts.gemini",
@@ -214,6 +215,9 @@ class Plugins:
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
         self.manager.hook.pao_agent_state_changed(record=record, old_state=old_state, new_state=new_state, source=source)
+
+    def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
+        return self.collect("pao_registry_stores", config=config)
 
     # -- machinery -----------------------------------------------------------------
 
