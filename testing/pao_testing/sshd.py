@@ -16,36 +16,29 @@ removed with its processes on :meth:`close`. Not root, sshd can only log the cal
 the remote side is then the same account with a HOME of its own (set by the key's
 ``environment=`` option), which is still a separate pao, tmux and Claude Code home.
 
-The remote user must be able to run pao and the agent CLI. When the checkout is not
-readable by that account (a clone under ``/root``, mode 0700), :func:`remote_runtime`
-copies the virtual environment's packages and the pinned CLI into a folder it can read.
+What the remote user runs (pao, the agent CLI) and a test's two pao's are
+``pao_testing.two_machines``.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import pwd
 import shutil
 import signal
 import subprocess
-import sys
-import sysconfig
 import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import attrs
 
-from pao_testing.claude_cli import REPO_ROOT
 from pao_testing.postgres import free_port, wait_for_port
 
 SSHD = "/usr/sbin/sshd"
-REMOTE_PACKAGES = ("pao_core", "pao_tmux", "pao_machines", "pao_testing")
-"""What the remote user's Python must import for the copy check (the rest comes with the environment)."""
 
 
 class SshdError(RuntimeError):
@@ -302,124 +295,6 @@ def _comm(pid: int) -> str:
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return ""
-
-
-# -- what the remote user runs ------------------------------------------------------
-
-
-@attrs.frozen
-class RemoteRuntime:
-    """How the remote user runs pao and the agent CLI: commands readable by that account."""
-
-    python: str
-    claude: Path | None
-
-    @property
-    def pao(self) -> tuple[str, ...]:
-        return (self.python, "-m", "pao_core")
-
-
-_copies: dict[str, Path] = {}
-"""Copies made in this process (checkout not readable by the remote user), reused by later fixtures."""
-
-
-def remote_runtime(server: LoopbackSshd, claude: Path | None) -> RemoteRuntime:
-    """This environment's pao and ``claude`` as the remote user can run them.
-
-    In place when that account can run them; else a virtual environment of its own on a
-    Python of this version it can run, seeing this one's packages, or (when the checkout
-    is not readable, say under ``/root``, 0700) holding a copy of them; the CLI likewise.
-    ``PAO_TEST_COPY_RUNTIME=1`` forces the copies (to test that path).
-    """
-    force = os.environ.get("PAO_TEST_COPY_RUNTIME") == "1"
-    python = sys.executable
-    if force or not _imports(server, python):
-        base = _base_python(server)
-        python = str(_copy_once(f"venv:{base}", lambda root: _runtime_venv(root, base, copy=False)))
-        if force or not _imports(server, python):
-            python = str(_copy_once(f"copy:{base}", lambda root: _runtime_venv(root, base, copy=True)))
-    if not _imports(server, python):
-        raise SshdError(f"the remote user cannot import pao with {python}")
-    if claude is not None and (force or server.run_remote(["test", "-r", str(claude), "-a", "-x", str(claude)]).returncode):
-        claude = _copy_once(str(claude), lambda root: _copied_cli(claude, root))
-    return RemoteRuntime(python, claude)
-
-
-def _imports(server: LoopbackSshd, python: str) -> bool:
-    try:
-        return server.run_remote([python, "-c", "import " + ", ".join(REMOTE_PACKAGES)]).returncode == 0
-    except OSError:  # not even executable by that account
-        return False
-
-
-def _base_python(server: LoopbackSshd) -> str:
-    """An interpreter of this Python version that the remote account can run (the packages' ABI)."""
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    candidates = [os.path.realpath(sys.executable), f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
-    for candidate in dict.fromkeys(candidates):
-        with contextlib.suppress(OSError):
-            probe = server.run_remote([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
-            if probe.returncode == 0 and probe.stdout.strip() == version:
-                return candidate
-    raise SshdError(f"no Python {version} that the remote test account can run (tried {', '.join(candidates)}): "
-                    f"install python{version} system-wide")
-
-
-def _copy_once(key: str, make: Callable[[Path], Path]) -> Path:
-    if key not in _copies:
-        root = Path(tempfile.mkdtemp(prefix="pao-remote-runtime-"))
-        root.chmod(0o755)
-        atexit.register(shutil.rmtree, root, True)
-        _copies[key] = make(root)
-        _readable(root)
-    return _copies[key]
-
-
-def _readable(root: Path) -> None:
-    for folder, dirs, files in os.walk(root):
-        os.chmod(folder, 0o755)
-        for name in files:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode | 0o444)
-
-
-def _runtime_venv(root: Path, base: str, *, copy: bool) -> Path:
-    """A virtual environment on ``base`` seeing this one's packages (``copy``: holding copies of them,
-    the editable ones' sources included)."""
-    venv = root / "venv"
-    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
-    python = venv / "bin" / "python"
-    target = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                 check=True, capture_output=True, text=True).stdout.strip())
-    source = Path(sysconfig.get_path("purelib"))
-    if not copy:  # addsitedir also runs the .pth files there (the editable installs' finders)
-        (target / "pao-test-runtime.pth").write_text(f"import site; site.addsitedir({str(source)!r})\n")
-        return python
-    for entry in source.iterdir():
-        if entry.name.startswith("__editable__") or entry.name.endswith(".pth") or entry.name == "__pycache__":
-            continue  # editable installs point into the checkout: their sources are copied below instead
-        if entry.is_dir():
-            shutil.copytree(entry, target / entry.name, symlinks=True)
-        else:
-            shutil.copy2(entry, target / entry.name)
-    for package in _editable_packages():
-        shutil.copytree(package, target / package.name, ignore=shutil.ignore_patterns("__pycache__"))
-    return python
-
-
-def _editable_packages() -> list[Path]:
-    """The source folders of pao's editable distributions (``pao_core``, ``plugins/*/pao_*``, ``pao_testing``)."""
-    found = [REPO_ROOT / "pao_core", REPO_ROOT / "testing" / "pao_testing"]
-    found += sorted(p for p in (REPO_ROOT / "plugins").glob("*/pao_*") if (p / "__init__.py").exists())
-    return found
-
-
-def _copied_cli(cli: Path, root: Path) -> Path:
-    """The pinned CLI's npm prefix (``.cache/claude-code/VERSION``), copied where the remote user can read it."""
-    prefix = cli.parents[2]
-    shutil.copytree(prefix, root / prefix.name, symlinks=True)
-    return root / prefix.name / "node_modules" / ".bin" / "claude"
 
 
 @contextlib.contextmanager

@@ -92,12 +92,11 @@ def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.lifecycle import Agents
     from pao_core.output import print_json
 
-    from pao_machines.remote import this_machine_names
 
     tmux = shutil.which("tmux")
     report = {
         "pao": version("pao-core"),
-        "machine": sorted(this_machine_names(config)),
+        "machine": config.machine_name(),
         "tmux": subprocess.run([tmux, "-V"], capture_output=True, text=True).stdout.strip() if tmux else None,
         "hosts": {host.name: host.version() for host in Agents.open(config).plugins.host_agents(config)},
     }

@@ -7,7 +7,6 @@ this side reads.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shlex
 from typing import TYPE_CHECKING, Any, Sequence
@@ -24,25 +23,17 @@ COMMAND_TIME = 120.0
 
 
 def machine_of(record: AgentRecord) -> str:
-    """The machine a record says runs the agent (``""``: this one)."""
-    return str(getattr(record, "machine", None) or record.extra.get("machine") or "")
+    """The machine a record says runs the agent."""
+    return record.machine
 
 
 def runs_here(record: AgentRecord, config: PaoConfig) -> bool:
-    machine = machine_of(record)
-    return not machine or machine in this_machine_names(config)
+    return record.machine in ("", config.machine_name())
 
 
-def this_machine_names(config: PaoConfig) -> set[str]:
-    """The names under which this machine records its own agents."""
-    import socket  # only this path needs it
-
-    names = {"local", socket.gethostname()}
-    with contextlib.suppress(ImportError, AttributeError):
-        from pao_core.registry import machine_name  # the registry's own name for this machine, when it has one
-
-        names.add(machine_name(config))
-    return names
+def shared_registry(config: PaoConfig) -> bool:
+    """Whether every machine keeps its agents in one registry (``[registry] url``), not a file each."""
+    return bool(config.registry.url)
 
 
 def remote_pao(machine: Machine, *argv: str) -> list[str]:

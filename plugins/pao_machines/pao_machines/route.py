@@ -15,7 +15,7 @@ from pao_core.contracts import CommandRouter
 from pao_core.errors import PaoError
 from pao_core.output import print_json
 
-from pao_machines.remote import COMMAND_TIME, call, machine_for, remote_pao, runs_here
+from pao_machines.remote import COMMAND_TIME, call, machine_for, remote_pao, runs_here, shared_registry
 from pao_machines.ssh import MachineRefused, MachineUnreachable, RemoteFailed, Ssh
 from pao_machines.targets import Machine
 
@@ -68,9 +68,9 @@ class MachineRouter(CommandRouter):
 
 
 def _registry(config: PaoConfig) -> Any:
-    from pao_core.lifecycle import Agents  # loaded on use
+    from pao_core.registry import open_registry  # loaded on use
 
-    return Agents.open(config).registry
+    return open_registry(config)
 
 
 def _remote_args(args: argparse.Namespace) -> list[str]:
@@ -95,7 +95,9 @@ def agent_command(args: argparse.Namespace, config: PaoConfig, record: AgentReco
     data = call(config, machine, _remote_args(args), timeout=timeout)
     agent = data.get("agent") if args.command != "status" else data
     registry = _registry(config)
-    if args.command == "kill":
+    if shared_registry(config):
+        pass  # the machine changed the one record every machine reads
+    elif args.command == "kill":
         with contextlib.suppress(PaoError):
             registry.remove(record.name)
     elif isinstance(agent, dict) and args.command in ("pause", "resume"):

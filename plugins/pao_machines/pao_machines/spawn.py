@@ -26,7 +26,7 @@ from pao_core import topic as topics
 from pao_core.errors import PaoError, ValidationError
 from pao_core.output import print_json
 
-from pao_machines.remote import COMMAND_TIME, call
+from pao_machines.remote import COMMAND_TIME, call, shared_registry
 from pao_machines.targets import Machine, resolve
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.lifecycle import Agents  # loaded on use
-    from pao_core.models import AgentRecord
+    from pao_core.models import AgentRecord, converter
     from pao_core.pipeline import brief
 
     machine = resolve(config, args.on)
@@ -44,39 +44,43 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
     if args.worktree:
         raise ValidationError("--worktree with --on is not supported yet: make the worktree on that machine")
     agents = Agents.open(config)
+    shared = shared_registry(config)
     host = args.host or config.spawn.host
-    reserved = AgentRecord(name or base, folder, args.topic, host, args.terminal or "", target="",
-                           extra={"machine": machine.name})
-    reserved = _with_machine(reserved, machine)
-    if name is not None:
-        if name in agents.registry.names():
-            raise ValidationError(f"an agent named {name!r} already exists (pick another --name)")
-        record = agents.registry.add(reserved)
-    else:
-        record = agents.registry.add_unique(reserved, lambda n: topics.numbered(base, n))
+    record: AgentRecord | None = None
+    if name is not None and name in agents.registry.names():
+        raise ValidationError(f"an agent named {name!r} already exists (pick another --name)")
+    if not shared:  # this machine's copy, reserved first: the name is this registry's
+        reserved = AgentRecord(name or base, folder, args.topic, host, args.terminal or "", target="",
+                               machine=machine.name)
+        record = agents.registry.add(reserved, None if name else lambda n: topics.numbered(base, n))
+        name = record.name
     started = time.monotonic()
     try:
         briefing = brief(args.topic, folders=[folder], config=config, plugins=agents.plugins)
         composed = time.monotonic()
         _say(f"{'2-3 gather+compose':<20} {(composed - started) * 1000:8.1f} ms  "
              f"{len(briefing.items)} items from {len(briefing.backends)} backends (here)")
-        from pao_core.models import converter
-
         payload = json.dumps(converter.unstructure(briefing), default=str)
         ready_timeout = args.timeout or config.spawn.ready_timeout
-        remote = _remote_spawn_args(args, record.name, folder, host, ready_timeout)
+        remote = _remote_spawn_args(args, name, folder, host, ready_timeout)
         data = call(config, machine, remote, timeout=ready_timeout + COMMAND_TIME, stdin=payload)
         _say(f"{'remote spawn':<20} {(time.monotonic() - composed) * 1000:8.1f} ms  on {machine.name}")
-        record = _record_remote(agents.registry, record, machine, data)
+        if record is not None:
+            record = _record_remote(agents.registry, record, machine, data)
     except BaseException:
-        with contextlib.suppress(PaoError, OSError):
-            agents.registry.remove(record.name)
+        if record is not None:
+            with contextlib.suppress(PaoError, OSError):
+                agents.registry.remove(record.name)
         raise
+    name = str(data.get("name"))
+    if shared and data.get("machine") != machine.name:
+        _say(f"note: that machine calls itself {data.get('machine')!r}, not {machine.name!r}: set [machine] name = "
+             f"\"{machine.name}\" there, or name it [machines.{data.get('machine')}] here, so commands reach it")
     if args.json:
-        print_json({**data, "machine": machine.name, "name": record.name})
+        print_json({**data, "machine": machine.name if record is not None else data.get("machine")})
     else:
-        print(f"{record.name}\t{record.state}\t{machine.name}:{record.target}\t{record.folder}")
-    _say(f"attach with: pao attach {shlex.quote(record.name)}")
+        print(f"{name}\t{data.get('state')}\t{machine.name}:{data.get('target')}\t{data.get('folder')}")
+    _say(f"attach with: pao attach {shlex.quote(name)}")
     return 0
 
 
@@ -96,9 +100,11 @@ def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
     return folder, name, base
 
 
-def _remote_spawn_args(args: argparse.Namespace, name: str, folder: str, host: str, timeout: float) -> list[str]:
-    words = ["spawn", args.topic, "--folder", folder, "--name", name, "--host", host, "--timeout", f"{timeout:g}",
+def _remote_spawn_args(args: argparse.Namespace, name: str | None, folder: str, host: str, timeout: float) -> list[str]:
+    words = ["spawn", args.topic, "--folder", folder, "--host", host, "--timeout", f"{timeout:g}",
              "--briefing-stdin", "--json"]
+    if name is not None:
+        words += ["--name", name]
     if args.terminal:
         words += ["--terminal", args.terminal]
     if args.no_nudge:
@@ -110,19 +116,11 @@ def _remote_spawn_args(args: argparse.Namespace, name: str, folder: str, host: s
     return words
 
 
-def _with_machine(record: AgentRecord, machine: Machine) -> AgentRecord:
-    import attrs
-
-    if "machine" in attrs.fields_dict(type(record)):
-        return attrs.evolve(record, machine=machine.name)
-    return record
-
-
 def _record_remote(registry: Any, record: AgentRecord, machine: Machine, data: dict[str, Any]) -> AgentRecord:
     """This machine's copy of the record the machine reported (its paths stay its own, under ``remote``)."""
     if data.get("name") != record.name:
         raise PaoError(f"machine {machine.name} started {data.get('name')!r}, not {record.name!r}")
-    extra = {"machine": machine.name, "remote": {key: data.get(key) for key in ("extra", "steps") if key in data}}
+    extra = {"remote": {key: data.get(key) for key in ("extra", "steps", "machine") if key in data}}
     return registry.update(record.name, state=str(data.get("state") or "starting"), folder=str(data.get("folder") or
                            record.folder), target=str(data.get("target") or ""), pid=data.get("pid"),
                            session_id=data.get("session_id"), briefing_hash=data.get("briefing_hash"),

@@ -17,7 +17,7 @@ import pytest
 
 from pao_testing.anthropic_stub import AnthropicStub
 
-from conftest import Box
+from pao_testing.two_machines import Box
 
 pytestmark = pytest.mark.realcli
 

@@ -18,7 +18,7 @@ from pao_core.config import load_config
 from pao_machines.ssh import MachineRefused, MachineUnreachable, Ssh
 from pao_machines.targets import resolve
 
-from conftest import Box
+from pao_testing.two_machines import Box
 
 
 def _machine(box: Box, target: str = "box"):
