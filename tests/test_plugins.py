@@ -295,27 +295,3 @@ def test_the_core_works_with_no_plugin_installed(pao) -> None:
     brief = pao("brief", "deploy the docs", "--json", env=none)
     assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1
     assert json.loads(brief.stdout)["backends"] == {}
-
-
-def test_entry_points_come_from_a_cache_until_a_folder_on_the_path_changes(
-    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import json
-    import sys
-
-    from pao_core.plugins import installed_entry_points
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
-    scanned = {ep.name for ep, _, _ in installed_entry_points()}
-    assert {"tmux", "postgres", "historyworker"} <= scanned
-    cache = tmp_path / "cache" / "pao" / "entry-points.json"
-    data = json.loads(cache.read_text())
-    data["points"].append(["ghost", "ghost.hooks", "pao-ghost", "1.0"])
-    cache.write_text(json.dumps(data))
-    assert ("pao-ghost", "1.0") in {(d, v) for ep, d, v in installed_entry_points() if ep.name == "ghost"}
-    (site / "new_dist-1.0.dist-info").mkdir()  # an install: the folder's mtime moves
-    os.utime(site, ns=(1, 1))
-    assert {ep.name for ep, _, _ in installed_entry_points()} == scanned
