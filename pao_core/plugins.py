@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+    from pao_core.contracts import (BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
+                                    TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
@@ -45,9 +46,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.evaluate",
     "pao_core.commands.doctor",
     "pao_core.sections",
-    "pao_core.hosts.claude_code",
-    "pao_core.hosts.codex",
-    "pao_core.hosts.gemini",
+    "pao_core.registry",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
@@ -158,6 +157,9 @@ class Plugins:
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
         self._hook("pao_agent_state_changed")(record=record, old_state=old_state, new_state=new_state, source=source)
+
+    def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
+        return self.collect("pao_registry_stores", config=config)
 
     # -- loading on use ------------------------------------------------------------
 
