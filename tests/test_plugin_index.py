@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from pao_core import plugin_index
 from pao_core.config import load_config
 from pao_core.plugin_index import catalog_of as index_catalog
 from pao_core.plugins import Plugins, build_plugins
+from test_plugins import install_module_plugin
 
 HELLO_PLUGIN = '''
 from pao_core import hookimpl
@@ -61,23 +61,7 @@ def site(tmp_path: Path) -> Path:
 def install_hello(site: Path, tmp_path: Path, help_text: str = "say hello from an installed plugin") -> None:
     source = tmp_path / "pao-hello-src"
     shutil.rmtree(source, ignore_errors=True)
-    source.mkdir()
-    (source / "pyproject.toml").write_text(textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "pao-hello"
-        version = "0.0.1"
-        [project.entry-points.pao]
-        hello = "pao_hello"
-        [tool.setuptools]
-        py-modules = ["pao_hello"]
-    """))
-    (source / "pao_hello.py").write_text(HELLO_PLUGIN.format(help=help_text))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                    "--no-build-isolation", "--disable-pip-version-check", "--target", str(site), str(source)],
-                   check=True, capture_output=True, text=True, timeout=180)
+    install_module_plugin(source, site, "hello", HELLO_PLUGIN.format(help=help_text))
 
 
 def test_help_and_version_from_the_index_import_no_plugin_no_pluggy_no_config() -> None:

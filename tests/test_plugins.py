@@ -29,26 +29,32 @@ def pip_install_target(source: Path, target: Path) -> None:
     )
 
 
+def install_module_plugin(source: Path, target: Path, name: str, code: str) -> None:
+    """Build ``pao-NAME`` (one module ``pao_NAME``, entry point ``NAME``) in ``source``; install it into ``target``."""
+    source.mkdir(parents=True, exist_ok=True)
+    (source / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "pao-{name}"
+        version = "0.0.1"
+        [project.entry-points.pao]
+        {name} = "pao_{name}"
+        [tool.setuptools]
+        py-modules = ["pao_{name}"]
+    """))
+    (source / f"pao_{name}.py").write_text(code)
+    pip_install_target(source, target)
+
+
 @pytest.fixture(scope="session")
 def installed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A site folder holding two real distributions: the docs' pao-notes tutorial plugin and a broken one."""
     site = tmp_path_factory.mktemp("site")
     pip_install_target(NOTES_EXAMPLE, site)
-    broken = tmp_path_factory.mktemp("broken-src")
-    (broken / "pyproject.toml").write_text(textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "pao-broken"
-        version = "0.0.1"
-        [project.entry-points.pao]
-        broken = "pao_broken"
-        [tool.setuptools]
-        py-modules = ["pao_broken"]
-    """))
-    (broken / "pao_broken.py").write_text("raise RuntimeError('this plugin is broken on purpose')\n")
-    pip_install_target(broken, site)
+    install_module_plugin(tmp_path_factory.mktemp("broken-src"), site, "broken",
+                          "raise RuntimeError('this plugin is broken on purpose')\n")
     return site
 
 
