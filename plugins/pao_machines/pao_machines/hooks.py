@@ -1,4 +1,9 @@
-"""pao-machines' hooks: the router that sends commands to other machines, and ``pao machine``."""
+"""pao-machines' hooks: the router that sends commands to other machines, and ``pao machine``.
+
+This module is imported by every ``pao`` command (the router is asked first), so it
+imports nothing of its own until a command on an agent, ``list``, ``broadcast`` or
+``spawn --on`` needs it.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,36 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from pao_core.contracts import CommandRouter
 from pao_core.hookspecs import hookimpl
-
-from pao_machines.route import MachineRouter
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
 
 
+ROUTED = frozenset({"spawn", "list", "broadcast", "status", "send", "kill", "pause", "resume", "checkpoint", "attach"})
+"""Commands that may run on another machine (an agent's, or ``spawn --on``) or ask every machine (``list``)."""
+
+_here_only = False
+"""Set by ``pao machine here``: this process runs its command on this machine, never elsewhere."""
+
+
+class MachineRouter(CommandRouter):
+    """Sends an agent's command to its machine; ``spawn --on``; ``list`` and ``broadcast`` across machines."""
+
+    name = "machines"
+
+    def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
+        command = getattr(args, "command", None)
+        if _here_only or command not in ROUTED or (command == "spawn" and not getattr(args, "on", None)):
+            return None
+        from pao_machines.route import route  # the routing itself: only for the commands it may take
+
+        return route(args, config)
+
+
 @hookimpl
-def pao_command_routers(config: PaoConfig) -> list[MachineRouter]:
+def pao_command_routers(config: PaoConfig) -> list[CommandRouter]:
     return [MachineRouter()]
 
 
@@ -40,14 +65,17 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_here_command(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_machines.route import run_here
+    """``pao machine here -- ARGV``: run a pao command on this machine only (what other machines call)."""
+    global _here_only
+    from pao_core.cli import main  # the command line itself, run again in this process
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv or argv[:2] == ["machine", "here"]:
         from pao_core.errors import ValidationError
 
         raise ValidationError("pao machine here -- COMMAND ...: name a pao command to run on this machine")
-    return run_here(argv)
+    _here_only = True
+    return main(argv)
 
 
 def run_check(args: argparse.Namespace, config: PaoConfig) -> int:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
-from pao_core.contracts import CommandRouter
 from pao_core.errors import PaoError
 from pao_core.output import print_json
 
@@ -23,48 +22,25 @@ if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord
 
-AGENT_COMMANDS = ("status", "send", "kill", "pause", "resume", "checkpoint", "attach")
-"""Commands on one agent (``NAME``) that run where the agent runs."""
-_here_only = False
-"""Set by ``pao machine here``: this process runs its command on this machine, never elsewhere."""
+def route(args: argparse.Namespace, config: PaoConfig) -> int | None:
+    """Run ``args``' command where it belongs: ``None`` when that is here."""
+    command = args.command
+    if command == "spawn":
+        from pao_machines.spawn import spawn_on  # only this path needs it
 
+        return spawn_on(args, config)
+    if command == "list":
+        from pao_machines.listing import list_all  # only this path needs it
 
-def run_here(argv: Sequence[str]) -> int:
-    """``pao machine here -- ARGV``: run a pao command on this machine only (what other machines call)."""
-    global _here_only
-    from pao_core.cli import main  # the command line itself, run in this process
-
-    _here_only = True
-    return main(list(argv))
-
-
-class MachineRouter(CommandRouter):
-    """Sends an agent's command to its machine; ``spawn --on``; ``list`` across machines."""
-
-    name = "machines"
-
-    def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
-        if _here_only:
-            return None
-        command = getattr(args, "command", None)
-        if command == "spawn" and getattr(args, "on", None):
-            from pao_machines.spawn import spawn_on  # only this path needs it
-
-            return spawn_on(args, config)
-        if command == "list":
-            from pao_machines.listing import list_all  # only this path needs it
-
-            return list_all(args, config)
-        if command == "broadcast":
-            return broadcast(args, config)
-        if command in AGENT_COMMANDS:
-            record = _registry(config).find(args.name)
-            if record is None or runs_here(record, config):
-                return None
-            if command == "kill" and args.forget:
-                return None  # forgetting is this machine's business: its copy goes, the machine is not asked
-            return agent_command(args, config, record)
+        return list_all(args, config)
+    if command == "broadcast":
+        return broadcast(args, config)
+    record = _registry(config).find(args.name)
+    if record is None or runs_here(record, config):
         return None
+    if command == "kill" and args.forget:
+        return None  # forgetting is this machine's business: its copy goes, the machine is not asked
+    return agent_command(args, config, record)
 
 
 def _registry(config: PaoConfig) -> Any:
@@ -176,4 +152,4 @@ def broadcast(args: argparse.Namespace, config: PaoConfig) -> int | None:
     return 0
 
 
-__all__ = ["MachineRefused", "MachineRouter", "MachineUnreachable", "RemoteFailed", "run_here"]
+__all__ = ["MachineRefused", "MachineUnreachable", "RemoteFailed", "route"]
