@@ -63,7 +63,9 @@ def pao_config_tables() -> Iterable[ConfigTable] | None:
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     """Add subcommands (or a command group) to the ``pao`` command line.
 
-    Called once per ``pao`` run, while the parser is built, before any command runs.
+    Called while the parser is built, before any command runs: in runs whose command is
+    one of this plugin's, and in a complete load (which records the commands' names and
+    help in the plugin index: ``pao --help`` then imports no plugin).
     A command sets ``func=callable(args, config) -> int`` on its parser with
     ``set_defaults``; raising ``pao_core.errors.PaoError`` gives the user one line.
 
