@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+from pao_core.contracts import (BriefingSection, CommandRouter, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector,
+                                RegistryStore, TerminalDriver)
 from pao_core.models import McpServer
 
 if TYPE_CHECKING:
@@ -62,12 +63,29 @@ def pao_config_tables() -> Iterable[ConfigTable] | None:
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     """Add subcommands (or a command group) to the ``pao`` command line.
 
-    Called once per ``pao`` run, while the parser is built, before any command runs.
+    Called while the parser is built, before any command runs: in runs whose command is
+    one of this plugin's, and in a complete load (which records the commands' names and
+    help in the plugin index: ``pao --help`` then imports no plugin).
     A command sets ``func=callable(args, config) -> int`` on its parser with
     ``set_defaults``; raising ``pao_core.errors.PaoError`` gives the user one line.
 
     :param subparsers: the ``add_subparsers()`` object of the ``pao`` parser.
     :param config: the effective configuration.
+    """
+
+
+@collects(CommandRouter)
+def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
+    """Return routers that may run a command somewhere else than here.
+
+    Called once per ``pao`` command, after its arguments were parsed and before it
+    runs. Each router's ``route(args, config)`` answers in call order: the first exit
+    code wins, ``None`` lets the command run here. pao-machines' router runs an agent's
+    command (``status``, ``send``, ``kill``...) on the machine that runs the agent, and
+    ``pao spawn --on TARGET`` there.
+
+    :param config: the effective configuration.
+    :returns: routers following ``pao_core.contracts.CommandRouter``.
     """
 
 
@@ -213,4 +231,22 @@ def pao_agent_state_changed(record: AgentRecord, old_state: str, new_state: str,
     :param old_state: the state recorded before.
     :param new_state: the state recorded now (``record.state``).
     :param source: what saw the change: ``spawn``, ``screen``, ``pause``, ``resume``, ``events``, ...
+    """
+
+
+# -- Tracking: where the registry of agents lives -----------------------------------
+
+
+@collects(RegistryStore)
+def pao_registry_stores(config: PaoConfig) -> Iterable[RegistryStore] | None:
+    """Return the agent registry stores this plugin provides.
+
+    Called once per command that reads or writes agents, before the first read. pao
+    keeps its agents in the first store, in call order, whose ``schemes`` hold the
+    scheme of ``[registry] url`` (``PAO_REGISTRY_URL``), or ``""`` when no URL is set
+    (pao's own JSON file under ``PAO_HOME``). A URL that no store serves is an error,
+    never a fall back to the file. Must be cheap: connect lazily, on the first read.
+
+    :param config: the effective configuration (``config.registry.url``, ``config.machine_name()``).
+    :returns: stores following ``pao_core.contracts.RegistryStore``.
     """

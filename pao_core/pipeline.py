@@ -23,12 +23,12 @@ from pao_core.conversation import send_text
 from pao_core.lifecycle import Agents, cleanup_written
 from pao_core.resolve import agent_environment
 from pao_core.readiness import wait_ready
-from pao_core.registry import Registry
+from pao_core.registry import open_registry
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, MemoryBackend, TerminalDriver
+    from pao_core.contracts import HostAgent, MemoryBackend, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -84,6 +84,7 @@ def spawn(
     plugins: Plugins,
     report: Reporter | None = None,
     environ: Mapping[str, str] | None = None,
+    briefing: Briefing | None = None,
 ) -> Spawned:
     """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
 
@@ -91,16 +92,17 @@ def spawn(
     after the name was reserved removes the reservation, the agent's private folder
     and worktree, and closes the agent's window (its last screen is saved under
     ``$PAO_HOME/failed/``). The registry is written twice: the reservation, and the
-    started agent.
+    started agent. A ``briefing`` given (composed on another machine, ``spawn --on``)
+    replaces steps 2-3.
     """
     env = dict(os.environ if environ is None else environ)
-    agents = Agents(config, plugins, Registry(config.home))
+    agents = Agents(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
 
     plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
     host_agent, driver = plan.host, plan.driver
-    record = _reserve(agents.registry, plan)
+    record = _reserve(agents.registry, plan, config.machine_name())
     request = attrs.evolve(plan.request, name=record.name)
     clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
     target, extra = "", dict(record.extra)
@@ -108,7 +110,7 @@ def spawn(
         if worktree:
             request, extra["worktree"] = _in_worktree(request, config)
             clock.done("1 worktree", request.folder)
-        briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
+        briefing = briefing or brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
@@ -194,7 +196,7 @@ def _session_mcp(
 
 @attrs.frozen
 class Channels:
-    """What a host's CLI offers pao besides its screen (``pao_core.hosts.common.CliProfile`` documents each)."""
+    """What a host's CLI offers pao besides its screen (``pao_hosts.common.CliProfile`` documents each)."""
 
     session: str | None = None
     events: str | None = None
@@ -290,14 +292,13 @@ def validate(
     return Plan(request, host_agent, driver, base_name=base)
 
 
-def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
+def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
     request = plan.request
-    record = AgentRecord(
-        request.name, request.folder, request.topic, request.host, request.terminal, target="", session_id=request.session_id
-    )
+    record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="",
+                         machine=machine, session_id=request.session_id)
     base = plan.base_name
     if base is not None:  # another pao may have taken the name since step 1 looked
-        return registry.add_unique(record, lambda n: topics.numbered(base, n))
+        return registry.add(record, lambda n: topics.numbered(base, n))
     return registry.add(record)
 
 
