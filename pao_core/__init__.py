@@ -20,7 +20,7 @@ _PUBLIC = {
     "SpawnRequest": "pao_core.models",
     "hookimpl": "pao_core.hookspecs",
     **{name: "pao_core.contracts" for name in (
-        "BriefingSection", "HostAgent", "MemoryBackend", "ReadinessDetector", "TerminalDriver")},
+        "BriefingSection", "HostAgent", "MemoryBackend", "ReadinessDetector", "RegistryStore", "TerminalDriver")},
 }
 
 __all__ = sorted(_PUBLIC)

@@ -110,6 +110,33 @@ class NotifyOptions:
                                           validator=_known_states)
 
 
+MACHINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def _machine_name(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if value and not MACHINE_NAME.fullmatch(value):
+        raise ValueError(f"{attribute.name}: letters, digits, '.', '_' and '-' (up to 63, not {value!r})")
+
+
+def _registry_url(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if value and "://" not in value:  # never echoed: "user:password@host" without a scheme cannot be masked
+        raise ValueError(f"{attribute.name}: must be a URL such as postgresql://user@host:5432/db")
+
+
+@attrs.frozen
+class MachineOptions:
+    """``[machine]``: this machine's name in the registry (default: the short host name)."""
+
+    name: str = attrs.field(default="", validator=_machine_name)
+
+
+@attrs.frozen
+class RegistryOptions:
+    """``[registry]``: where the agent registry is kept (``""``: ``agents.json`` under ``PAO_HOME``)."""
+
+    url: str = attrs.field(default="", validator=_registry_url)
+
+
 @attrs.frozen
 class PaoConfig:
     """The effective configuration of one ``pao`` run."""
@@ -120,6 +147,8 @@ class PaoConfig:
     briefing: BriefingOptions = BriefingOptions()
     spawn: SpawnOptions = SpawnOptions()
     notify: NotifyOptions = NotifyOptions()
+    machine: MachineOptions = MachineOptions()
+    registry: RegistryOptions = RegistryOptions()
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     terminals: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
@@ -135,9 +164,20 @@ class PaoConfig:
         except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
             raise ConfigError(_describe(exc, self.source, f"{table}.{name}")) from None
 
+    def machine_name(self) -> str:
+        """This machine's name: ``[machine] name``, else the short host name."""
+        return self.machine.name or host_name()
+
     def masked(self) -> dict[str, Any]:
         """The configuration as plain data with passwords and tokens masked."""
         return _mask(_converter.unstructure(self))
+
+
+def host_name() -> str:
+    """The short host name (``build`` for ``build.example.com``): a machine's name by default."""
+    import socket  # only the registry needs it: start-up stays light
+
+    return socket.gethostname().split(".")[0] or "localhost"
 
 
 def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
@@ -274,6 +314,10 @@ def load_config(
                 if not isinstance(section, dict):
                     raise ConfigError(f"{where}: {declaration.kind}: must be a table")
                 section.setdefault(declaration.name, {})[key] = env[var]
+    if env.get("PAO_REGISTRY_URL"):
+        if not isinstance(raw.setdefault("registry", {}), dict):
+            raise ConfigError(f"{where}: registry: must be a table")
+        raw["registry"]["url"] = env["PAO_REGISTRY_URL"]
     if "home" in raw:
         raise ConfigError(f"{path}: home: set the state folder with PAO_HOME, not in the file")
     raw["home"] = str(home_path(env))

@@ -12,11 +12,12 @@ from __future__ import annotations
 import abc
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import attrs
 
-from pao_core.errors import PaoError
+from pao_core.errors import PaoError, UnknownAgent
+from pao_core.topic import shown
 
 if TYPE_CHECKING:
     from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
@@ -109,6 +110,9 @@ class TerminalDriver(abc.ABC):
 
     __slots__ = ()
     name: str
+    screen_notices: ClassVar[tuple[str, ...]] = ()
+    """Starts of lines the terminal itself draws on an agent's screen (tmux's ``Pane is dead``), left out
+    of the agent's last words that pao quotes."""
 
     @abc.abstractmethod
     def availability(self) -> str | None:
@@ -161,6 +165,18 @@ class ReadinessDetector(abc.ABC):
     @abc.abstractmethod
     def classify(self, screen: str) -> ScreenVerdict | None:
         """The screen's state, or ``None`` for no opinion."""
+
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypass")
+"""pao's names, the same for every host: ``default`` asks before running commands (and, in
+Claude Code, before editing); ``bypass`` runs every tool call without asking, so it is opt-in
+(``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
+
+
+def permission_summary(mode: str) -> str:
+    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
+    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
+        mode, "see docs/security.md")
 
 
 class HostAgent(abc.ABC):
@@ -242,3 +258,59 @@ class HostAgent(abc.ABC):
         from pao_core.models import McpWiring
 
         return McpWiring()
+
+
+class RegistryStore(abc.ABC):
+    """Where the agent registry lives: one record per agent name, for every machine that shares it.
+
+    ``schemes`` are the ``[registry] url`` schemes it serves (``""``: no URL, pao's default).
+    Each method is one transaction: two ``pao`` processes, on one machine or on two, never
+    both add one name, and a change never loses another's. A store that cannot be reached
+    raises ``pao_core.errors.RegistryUnavailable`` (one line, passwords masked); pao never
+    falls back to another store.
+    """
+
+    __slots__ = ()
+    name: str
+    schemes: Sequence[str] = ()
+
+    @abc.abstractmethod
+    def list(self) -> list[AgentRecord]:
+        """Every readable record, oldest first (one unreadable record is reported on stderr and skipped)."""
+
+    @abc.abstractmethod
+    def find(self, name: str) -> AgentRecord | None:
+        """The record called ``name``, or ``None``."""
+
+    @abc.abstractmethod
+    def add(self, record: AgentRecord, candidates: Callable[[int], str] | None = None) -> AgentRecord:
+        """Add ``record`` (``DuplicateAgent`` when its name is taken) or, with ``candidates``, under the
+        first free name ``candidates(n)`` for n = 1, 2, ...; the record as stored (``machine`` filled in)."""
+
+    @abc.abstractmethod
+    def change(self, name: str, edit: Callable[[AgentRecord], AgentRecord]) -> AgentRecord:
+        """Store ``edit(record)`` in place of the record, with no other write in between (``UnknownAgent``
+        when there is none; an exception from ``edit`` changes nothing); the new record."""
+
+    @abc.abstractmethod
+    def remove(self, name: str) -> AgentRecord:
+        """Forget the record called ``name`` (``UnknownAgent`` when there is none); the record removed."""
+
+    def location(self) -> str:
+        """where the records are, for messages and ``pao doctor`` (passwords masked). Default: ``name``."""
+        return self.name
+
+    def names(self) -> set[str]:
+        """every agent name. Default: from ``list``."""
+        return {record.name for record in self.list()}
+
+    def get(self, name: str) -> AgentRecord:
+        """the record called ``name``, or ``UnknownAgent``. Default: from ``find``."""
+        record = self.find(name)
+        if record is None:
+            raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
+        return record
+
+    def update(self, name: str, **changes: Any) -> AgentRecord:
+        """set fields of one record and ``updated_at`` to now, in one ``change``."""
+        return self.change(name, lambda record: record.changed(**changes))

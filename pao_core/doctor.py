@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Seq
 
 import attrs
 
-from pao_core.errors import describe
+from pao_core.errors import PaoError, describe
 from pao_core.files import lock_is_held
-from pao_core.hosts.common import permission_summary
+from pao_core.contracts import permission_summary
 from pao_core.lifecycle import default_driver_name
 from pao_core.registry import FILENAME as REGISTRY_FILE
-from pao_core.registry import Registry
+from pao_core.registry import JsonRegistry, open_registry
 from pao_core.waiting import bounded, start
 
 if TYPE_CHECKING:
@@ -216,20 +216,27 @@ def _backend_fix(name: str) -> str:
 
 
 def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
-    registry = Registry(config.home)
-    checks = [_check_lock(registry.path.with_name(REGISTRY_FILE + ".lock"))]
+    fix_url = "start the registry server, or fix [registry] url (PAO_REGISTRY_URL)"
+    try:
+        registry = open_registry(config, plugins)
+    except PaoError as exc:
+        return [Check("registry", "registry", "fail", describe(exc), fix_url)]
+    json_file = registry if isinstance(registry, JsonRegistry) else None
+    label = "agents.json" if json_file else registry.name
+    checks = [_check_lock(json_file.path.with_name(REGISTRY_FILE + ".lock"))] if json_file else []
     try:
         records = registry.list()
     except Exception as exc:
-        checks.insert(0, Check("registry", "agents.json", "fail", f"registry {registry.path}: {describe(exc)}",
-                               "fix or move the file; pao will not overwrite it"))
+        fix = "fix or move the file; pao will not overwrite it" if json_file else fix_url
+        checks.insert(0, Check("registry", label, "fail", f"registry {registry.location()}: {describe(exc)}", fix))
         return checks
-    where = registry.path if registry.path.exists() else f"{registry.path} (not created yet)"
-    checks.insert(0, Check("registry", "agents.json", "ok", f"registry {where}: {len(records)} agents",
+    where = registry.location() + (" (not created yet)" if json_file and not json_file.path.exists() else "")
+    checks.insert(0, Check("registry", label, "ok", f"registry {where}: {len(records)} agents",
                            data={"agents": len(records)}))
     drivers = {driver.name: driver for driver in plugins.terminal_drivers(config)}
+    here = config.machine_name()
     for record in records:
-        if record.state == "paused":
+        if record.state == "paused" or record.machine != here:  # another machine's agent: not visible from here
             continue
         driver = drivers.get(record.terminal)
         if driver is None:

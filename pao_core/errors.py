@@ -21,6 +21,18 @@ class ValidationError(PaoError):
     exit_code = 2
 
 
+class UnknownAgent(PaoError):
+    """No agent of that name is in the registry."""
+
+
+class DuplicateAgent(PaoError):
+    """An agent of that name is already in the registry."""
+
+
+class RegistryUnavailable(PaoError):
+    """The registry's store cannot be reached or read; the message names it (password masked)."""
+
+
 def describe(exc: BaseException) -> str:
     """One line, in words, for any error: the message a user reads (never a class name when there are words).
 

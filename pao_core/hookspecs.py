@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+from pao_core.contracts import (BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
+                                TerminalDriver)
 from pao_core.models import McpServer
 
 if TYPE_CHECKING:
@@ -213,4 +214,22 @@ def pao_agent_state_changed(record: AgentRecord, old_state: str, new_state: str,
     :param old_state: the state recorded before.
     :param new_state: the state recorded now (``record.state``).
     :param source: what saw the change: ``spawn``, ``screen``, ``pause``, ``resume``, ``events``, ...
+    """
+
+
+# -- Tracking: where the registry of agents lives -----------------------------------
+
+
+@collects(RegistryStore)
+def pao_registry_stores(config: PaoConfig) -> Iterable[RegistryStore] | None:
+    """Return the agent registry stores this plugin provides.
+
+    Called once per command that reads or writes agents, before the first read. pao
+    keeps its agents in the first store, in call order, whose ``schemes`` hold the
+    scheme of ``[registry] url`` (``PAO_REGISTRY_URL``), or ``""`` when no URL is set
+    (pao's own JSON file under ``PAO_HOME``). A URL that no store serves is an error,
+    never a fall back to the file. Must be cheap: connect lazily, on the first read.
+
+    :param config: the effective configuration (``config.registry.url``, ``config.machine_name()``).
+    :returns: stores following ``pao_core.contracts.RegistryStore``.
     """

@@ -25,7 +25,7 @@ from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.conversation import SendFailed, send_text
 from pao_core.readiness import ScreenReader, wait_ready
-from pao_core.registry import Registry
+from pao_core.registry import open_registry
 from pao_core.resolve import agent_environment, first_named
 from pao_core.topic import shown as quoted
 
@@ -33,7 +33,7 @@ __all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_envi
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, TerminalDriver
+    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 class AgentNotRunning(PaoError):
@@ -59,13 +59,14 @@ class Agents:
 
     config: PaoConfig
     plugins: Plugins
-    registry: Registry
+    registry: RegistryStore
 
     @classmethod
     def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
         from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
-        return cls(config, plugins or get_plugins(), Registry(config.home))
+        plugins = plugins or get_plugins()
+        return cls(config, plugins, open_registry(config, plugins))
 
     # -- resolution --------------------------------------------------------------
 
@@ -114,12 +115,17 @@ class Agents:
     def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
         """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
         old: list[str] = []
-        record = self.registry.update(name, before=lambda previous: old.append(previous.state), state=state, **changes)
-        if old and old[0] != record.state:
+
+        def edit(previous: AgentRecord) -> AgentRecord:
+            old.append(previous.state)
+            return previous.changed(state=state, **changes)
+
+        record = self.registry.change(name, edit)
+        if old[-1] != record.state:
             from pao_core.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
-            self.plugins.agent_state_changed(record, old[0], record.state, source)
+            self.plugins.agent_state_changed(record, old[-1], record.state, source)
         return record
 
     # -- acting ------------------------------------------------------------------------

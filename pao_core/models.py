@@ -188,6 +188,8 @@ class AgentRecord:
     host: str
     terminal: str
     target: str
+    machine: str = ""
+    """The machine that runs the agent (``PaoConfig.machine_name()``); the registry fills it in when empty."""
     state: AgentState = "starting"
     pid: int | None = None
     session_id: str | None = None
@@ -195,6 +197,10 @@ class AgentRecord:
     created_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
     updated_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+
+    def changed(self, **changes: Any) -> AgentRecord:
+        """This record with ``changes`` and ``updated_at`` now."""
+        return attrs.evolve(self, **changes, updated_at=dt.datetime.now(dt.timezone.utc))
 
 
 @attrs.frozen

@@ -23,12 +23,12 @@ from pao_core.conversation import send_text
 from pao_core.lifecycle import Agents, cleanup_written
 from pao_core.resolve import agent_environment
 from pao_core.readiness import wait_ready
-from pao_core.registry import Registry
+from pao_core.registry import open_registry
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, MemoryBackend, TerminalDriver
+    from pao_core.contracts import HostAgent, MemoryBackend, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -94,13 +94,13 @@ def spawn(
     started agent.
     """
     env = dict(os.environ if environ is None else environ)
-    agents = Agents(config, plugins, Registry(config.home))
+    agents = Agents(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
 
     plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
     host_agent, driver = plan.host, plan.driver
-    record = _reserve(agents.registry, plan)
+    record = _reserve(agents.registry, plan, config.machine_name())
     request = attrs.evolve(plan.request, name=record.name)
     clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
     target, extra = "", dict(record.extra)
@@ -194,7 +194,7 @@ def _session_mcp(
 
 @attrs.frozen
 class Channels:
-    """What a host's CLI offers pao besides its screen (``pao_core.hosts.common.CliProfile`` documents each)."""
+    """What a host's CLI offers pao besides its screen (``pao_hosts.common.CliProfile`` documents each)."""
 
     session: str | None = None
     events: str | None = None
@@ -290,14 +290,13 @@ def validate(
     return Plan(request, host_agent, driver, base_name=base)
 
 
-def _reserve(registry: Registry, plan: Plan) -> AgentRecord:
+def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
     request = plan.request
-    record = AgentRecord(
-        request.name, request.folder, request.topic, request.host, request.terminal, target="", session_id=request.session_id
-    )
+    record = AgentRecord(request.name, request.folder, request.topic, request.host, request.terminal, target="",
+                         machine=machine, session_id=request.session_id)
     base = plan.base_name
     if base is not None:  # another pao may have taken the name since step 1 looked
-        return registry.add_unique(record, lambda n: topics.numbered(base, n))
+        return registry.add(record, lambda n: topics.numbered(base, n))
     return registry.add(record)
 
 

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import ConfigTable, PaoConfig
-    from pao_core.contracts import BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, TerminalDriver
+    from pao_core.contracts import (BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
+                                    TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 ENTRY_POINT_GROUP = "pao"
@@ -46,9 +47,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.evaluate",
     "pao_core.commands.doctor",
     "pao_core.sections",
-    "pao_core.hosts.claude_code",
-    "pao_core.hosts.codex",
-    "pao_core.hosts.gemini",
+    "pao_core.registry",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
@@ -210,6 +209,9 @@ class Plugins:
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
         self.manager.hook.pao_agent_state_changed(record=record, old_state=old_state, new_state=new_state, source=source)
+
+    def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
+        return self.collect("pao_registry_stores", config=config)
 
     # -- machinery -----------------------------------------------------------------
 

@@ -1,124 +1,154 @@
-"""The agent registry: ``$PAO_HOME/agents.json``, one record per agent name.
+"""The agent registry: the store ``[registry] url`` chooses (``open_registry``), by default
+``$PAO_HOME/agents.json``, one record per agent name.
 
-Every change runs under the lock ``agents.json.lock`` (an ``flock`` the kernel releases
-when its holder dies, :func:`pao_core.files.state_lock`), re-reads the file, applies the change and replaces the file atomically
-(``pao_core.files.update_json``), so two ``pao`` processes acting at once never lose
-an agent. Reads need no lock: a reader sees the file before or after a replace.
+Every change to the JSON file runs under the lock ``agents.json.lock`` (an ``flock`` the
+kernel releases when its holder dies, :func:`pao_core.files.state_lock`), re-reads the
+file, applies the change and replaces the file atomically (``pao_core.files.update_json``),
+so two ``pao`` processes acting at once never lose an agent. Reads need no lock: a reader
+sees the file before or after a replace. Other stores (PostgreSQL in pao-postgres) come
+from the ``pao_registry_stores`` hook.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 import cattrs
 
-from pao_core.errors import PaoError
+from pao_core.contracts import RegistryStore
+from pao_core.config import host_name
+from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
+from pao_core.hookspecs import hookimpl
 from pao_core.models import AgentRecord, converter
+from pao_core.sanitize import mask_url
 from pao_core.topic import shown
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.plugins import Plugins
+
+__all__ = ["DuplicateAgent", "JsonRegistry", "UnknownAgent", "open_registry", "structure_record"]
 
 FILENAME = "agents.json"
 FORMAT_VERSION = 1
+FREE_NAME_TRIES = 10_000
 
 
-class UnknownAgent(PaoError):
-    """No agent of that name is in the registry."""
+def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> RegistryStore:
+    """The registry every command uses: the first store serving ``[registry] url``'s scheme."""
+    if plugins is None:
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+
+        plugins = get_plugins()
+    url = config.registry.url
+    scheme = url.partition("://")[0].lower() if url else ""
+    stores = plugins.registry_stores(config)
+    for store in stores:
+        if scheme in store.schemes:
+            return store
+    served = ", ".join(sorted({s for store in stores for s in store.schemes if s})) or "none"
+    raise ConfigError(f"registry.url {mask_url(url)}: no installed plugin keeps a registry there "
+                      f"(schemes served: {served}; pao-postgres serves postgresql)")
 
 
-class DuplicateAgent(PaoError):
-    """An agent of that name is already in the registry."""
+@hookimpl
+def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
+    return [JsonRegistry(config.home, config.machine_name())]
+
+
+def structure_record(raw: Any, machine: str, where: str) -> AgentRecord:
+    """A stored record as an ``AgentRecord``; one written before records had ``machine`` is ``machine``'s."""
+    try:
+        record = converter.structure(raw, AgentRecord)
+    except (cattrs.BaseValidationError, ValueError, TypeError, AttributeError) as exc:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        raise PaoError(f"{where}: agent {name!r} has an unreadable record ({exc})") from None
+    return stamped(record, machine)
+
+
+def stamped(record: AgentRecord, machine: str) -> AgentRecord:
+    """``record`` with its machine filled in (an empty one is this machine)."""
+    return record if record.machine else attrs.evolve(record, machine=machine)
+
+
+def report_unreadable(records: list[AgentRecord | PaoError]) -> list[AgentRecord]:
+    """The readable records, oldest first; each unreadable one said on stderr (one broken record
+    must not hide every agent from ``list`` and ``monitor``)."""
+    readable = []
+    for record in records:
+        if isinstance(record, PaoError):
+            print(f"pao: {record}; skipped", file=sys.stderr)
+        else:
+            readable.append(record)
+    return sorted(readable, key=lambda record: (record.created_at, record.name))
 
 
 @attrs.define
-class Registry:
-    """The agents pao started, kept under ``home``."""
+class JsonRegistry(RegistryStore):
+    """The agents pao started, in ``agents.json`` under ``home`` (this machine's registry)."""
 
     home: Path
+    machine: str = attrs.field(factory=host_name)
+    name: str = "json"
+    schemes: tuple[str, ...] = ("",)
 
     @property
     def path(self) -> Path:
         return Path(self.home) / FILENAME
 
+    def location(self) -> str:
+        return str(self.path)
+
     # -- reads ----------------------------------------------------------------------
 
     def list(self) -> list[AgentRecord]:
-        """Every readable record, oldest first; an unreadable one is reported on stderr and skipped
-        (one broken record must not hide every agent from ``list`` and ``monitor``)."""
-        records = []
-        for name, raw in self._read().items():
-            try:
-                records.append(self._structure(name, raw))
-            except PaoError as exc:
-                print(f"pao: {exc}; skipped", file=sys.stderr)
-        return sorted(records, key=lambda record: (record.created_at, record.name))
+        return report_unreadable([self._read_one(name, raw) for name, raw in self._read().items()])
 
     def find(self, name: str) -> AgentRecord | None:
         raw = self._read().get(name)
         return None if raw is None else self._structure(name, raw)
-
-    def get(self, name: str) -> AgentRecord:
-        record = self.find(name)
-        if record is None:
-            raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
-        return record
 
     def names(self) -> set[str]:
         return set(self._read())
 
     # -- writes -----------------------------------------------------------------------
 
-    def add(self, record: AgentRecord) -> AgentRecord:
-        """Add a record whose name is not taken yet."""
-
-        def change(agents: dict[str, Any]) -> None:
-            if record.name in agents:
-                raise DuplicateAgent(f"an agent named {record.name!r} already exists (pick another --name)")
-            agents[record.name] = converter.unstructure(record)
-
-        self._edit(change)
-        return record
-
-    def add_unique(self, record: AgentRecord, candidates: Callable[[str], str]) -> AgentRecord:
-        """Add ``record`` under the first free name ``candidates(n)`` gives for n = 1, 2, ..."""
+    def add(self, record: AgentRecord, candidates: Callable[[int], str] | None = None) -> AgentRecord:
+        record = stamped(record, self.machine)
         chosen: list[AgentRecord] = []
 
         def change(agents: dict[str, Any]) -> None:
-            for n in range(1, 10_000):
-                name = candidates(n)
+            names = [record.name] if candidates is None else (candidates(n) for n in range(1, FREE_NAME_TRIES))
+            for name in names:
                 if name not in agents:
                     named = attrs.evolve(record, name=name)
                     agents[name] = converter.unstructure(named)
                     chosen.append(named)
                     return
+            if candidates is None:
+                raise DuplicateAgent(f"an agent named {record.name!r} already exists (pick another --name)")
             raise DuplicateAgent(f"no free agent name left for {record.name!r}")
 
         self._edit(change)
         return chosen[0]
 
-    def update(self, name: str, *, before: Callable[[AgentRecord], None] | None = None, **changes: Any) -> AgentRecord:
-        """Change fields of one record (``updated_at`` is set to now); returns the new record.
-
-        ``before`` is called with the record as it was, under the lock.
-        """
-        updated: list[AgentRecord] = []
+    def change(self, name: str, edit: Callable[[AgentRecord], AgentRecord]) -> AgentRecord:
+        changed: list[AgentRecord] = []
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
                 raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
-            previous = self._structure(name, agents[name])
-            if before is not None:
-                before(previous)
-            record = attrs.evolve(previous, **changes, updated_at=_now())
+            record = stamped(edit(self._structure(name, agents[name])), self.machine)
             agents[name] = converter.unstructure(record)
-            updated.append(record)
+            changed.append(record)
 
         self._edit(change)
-        return updated[0]
+        return changed[0]
 
     def remove(self, name: str) -> AgentRecord:
         removed: list[AgentRecord] = []
@@ -157,12 +187,13 @@ class Registry:
             raise UnreadableJSON(f"{self.path}: 'agents' is not an object; fix or move it")
         return agents
 
-    def _structure(self, name: str, raw: Any) -> AgentRecord:
+    def _read_one(self, name: str, raw: Any) -> AgentRecord | PaoError:
         try:
-            return converter.structure(raw, AgentRecord)
-        except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-            raise PaoError(f"{self.path}: agent {name!r} has an unreadable record ({exc})") from None
+            return self._structure(name, raw)
+        except PaoError as exc:
+            return exc
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    def _structure(self, name: str, raw: Any) -> AgentRecord:
+        if isinstance(raw, dict):
+            raw = {"name": name, **raw}
+        return structure_record(raw, self.machine, str(self.path))

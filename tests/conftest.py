@@ -28,7 +28,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for name in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS", "PAO_POSTGRES_URL", "PAO_HISTORY_URL",
                  "PAO_CLAUDE_COMMAND", "PAO_TMUX_SOCKET", "PAO_CODEX_COMMAND", "PAO_GEMINI_COMMAND",
                  "CODEX_HOME", "GEMINI_CLI_HOME", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL",
-                 "PAO_MEMORY_FILE", "MEMORY_FILE_PATH"):
+                 "PAO_MEMORY_FILE", "MEMORY_FILE_PATH", "PAO_REGISTRY_URL"):
         monkeypatch.delenv(name, raising=False)
     reset_plugins()
     yield root

@@ -22,9 +22,9 @@ import pytest
 
 from pao_core.cli import main
 from pao_core.files import state_lock
-from pao_core.hosts.claude_code import KNOWN_VERSIONS
+from pao_hosts.claude_code import KNOWN_VERSIONS
 from pao_core.models import AgentRecord
-from pao_core.registry import Registry
+from pao_core.registry import JsonRegistry
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_MEMORY = REPO / "docs" / "examples" / "sample-memory.jsonl"
@@ -184,7 +184,7 @@ def test_a_leftover_lock_file_is_free(loaded: Path, isolated_home: Path, capsys:
     lock.write_text(json.dumps({"pid": dead.pid, "host": "elsewhere.example", "time": time.time() - 600}))
     code, report = doctor(capsys)
     assert by_area(report, "registry")["lock"]["line"] == "registry lock: free"
-    Registry(isolated_home / "pao").add(AgentRecord("x", "/tmp", "t", "claude-code", "tmux", ""))
+    JsonRegistry(isolated_home / "pao").add(AgentRecord("x", "/tmp", "t", "claude-code", "tmux", ""))
     with state_lock(lock), multiprocessing.get_context("spawn").Pool(1) as pool:
         held = pool.apply(_lock_line, (str(lock),))
     assert held.startswith("registry lock: held right now by a pao process")
@@ -216,7 +216,7 @@ def tmux_driver(user: Path) -> Iterator[object]:
 
 def test_agents_whose_process_is_gone_are_named(loaded: Path, isolated_home: Path, tmux_driver,
                                                 capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    registry = Registry(isolated_home / "pao")
+    registry = JsonRegistry(isolated_home / "pao")
     targets = {}
     for name in ("alive", "gone"):
         targets[name] = tmux_driver.spawn(name, str(tmp_path), ["sleep", "120"], dict(os.environ))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
 from pao_core.models import AgentRecord
-from pao_core.registry import Registry
+from pao_core.registry import JsonRegistry
 from pao_core.topic import numbered
 
 WORKERS = 16
@@ -33,7 +33,7 @@ def _record(name: str, worker: int) -> AgentRecord:
 
 def _worker(home: str, worker: int, journal: str) -> None:
     """Random spawns (named and derived), updates, removals and reads; each one journaled."""
-    registry = Registry(Path(home))
+    registry = JsonRegistry(Path(home))
     rng = random.Random(worker)
     mine: list[str] = []
     done: list[list] = []
@@ -46,7 +46,7 @@ def _worker(home: str, worker: int, journal: str) -> None:
             mine.append(name)
             done.append(["add", name])
         elif kind == "derived":  # pao spawn without --name: the folder's name, made unique
-            chosen = registry.add_unique(_record("shared", worker), lambda n: numbered("shared", n))
+            chosen = registry.add(_record("shared", worker), lambda n: numbered("shared", n))
             mine.append(chosen.name)
             done.append(["add", chosen.name])
         elif kind == "update":
@@ -93,7 +93,7 @@ def test_sixteen_processes_of_random_operations_account_for_every_one(tmp_path: 
                 mine["net"] -= 1
             assert mine["net"] in (0, 1), f"worker {w} holds {entry[1]} twice"
     assert total == WORKERS * OPERATIONS
-    records = {record.name: record for record in Registry(home).list()}
+    records = {record.name: record for record in JsonRegistry(home).list()}
     for name, by_worker in held.items():
         holders = [(w, h) for w, h in by_worker.items() if h["net"] == 1]
         assert len(holders) == (1 if name in records else 0), f"{name}: held by {holders}, on disk: {name in records}"
@@ -118,8 +118,8 @@ KEEP_ADDING = """
 import sys
 from pathlib import Path
 from pao_core.models import AgentRecord
-from pao_core.registry import Registry
-registry = Registry(Path(sys.argv[1]))
+from pao_core.registry import JsonRegistry
+registry = JsonRegistry(Path(sys.argv[1]))
 for n in range(100000):
     name = f"{sys.argv[2]}-{n}"
     registry.add(AgentRecord(name=name, folder="/srv", topic="t", host="fake", terminal="tmux", target=""))
@@ -128,7 +128,7 @@ for n in range(100000):
 
 
 def test_a_lock_held_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
-    registry = Registry(tmp_path)
+    registry = JsonRegistry(tmp_path)
     registry.add(_record("before", 0))
     lock = tmp_path / "agents.json.lock"
     holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
@@ -158,7 +158,7 @@ def test_processes_killed_mid_write_lose_nothing_they_finished(tmp_path: Path) -
         finished += [first, *rest.split()]
         with state_lock(tmp_path / "agents.json.lock", timeout=5):  # the killed writer's lock is free
             pass
-        names = Registry(tmp_path).names()
+        names = JsonRegistry(tmp_path).names()
         assert set(finished) <= names
         assert len(names - set(finished)) <= round_ + 1  # at most the one add per kill that ended unreported
     json.loads((tmp_path / "agents.json").read_text())

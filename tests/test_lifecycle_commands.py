@@ -10,11 +10,11 @@ import pytest
 
 from lifecycle_support.fake_host import received
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
-from pao_core.registry import Registry
+from pao_core.registry import JsonRegistry
 
 
-def _registry(pao: Pao) -> Registry:
-    return Registry(pao.home)
+def _registry(pao: Pao) -> JsonRegistry:
+    return JsonRegistry(pao.home)
 
 
 @pytest.mark.hook("pao_host_agents")

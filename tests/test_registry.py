@@ -14,7 +14,7 @@ from pao_core.errors import PaoError
 from pao_core.files import lock_is_held
 from pao_core.files import UnreadableJSON
 from pao_core.models import AgentRecord
-from pao_core.registry import DuplicateAgent, Registry, UnknownAgent
+from pao_core.registry import DuplicateAgent, JsonRegistry, UnknownAgent
 
 
 def _record(name: str, **changes: object) -> AgentRecord:
@@ -22,7 +22,7 @@ def _record(name: str, **changes: object) -> AgentRecord:
 
 
 def test_add_get_update_remove_list(tmp_path: Path) -> None:
-    registry = Registry(tmp_path / "home")
+    registry = JsonRegistry(tmp_path / "home")
     assert registry.list() == [] and registry.find("a") is None
     registry.add(_record("a"))
     registry.add(_record("b", pid=42))
@@ -41,7 +41,7 @@ def test_add_get_update_remove_list(tmp_path: Path) -> None:
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:
-    registry = Registry(tmp_path)
+    registry = JsonRegistry(tmp_path)
     registry.add(_record("a"))
     with pytest.raises(DuplicateAgent, match=r"^an agent named 'a' already exists"):
         registry.add(_record("a"))
@@ -51,16 +51,16 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_add_unique_takes_the_next_free_name(tmp_path: Path) -> None:
-    registry = Registry(tmp_path)
+    registry = JsonRegistry(tmp_path)
     for _ in range(3):
-        registry.add_unique(_record("api"), lambda n: "api" if n == 1 else f"api-{n}")
+        registry.add(_record("api"), lambda n: "api" if n == 1 else f"api-{n}")
     assert registry.names() == {"api", "api-2", "api-3"}
 
 
 def test_unreadable_registry_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "agents.json"
     path.write_text("{not json")
-    registry = Registry(tmp_path)
+    registry = JsonRegistry(tmp_path)
     with pytest.raises(UnreadableJSON, match="not valid JSON"):
         registry.list()
     with pytest.raises(UnreadableJSON, match="pao will not overwrite it"):
@@ -76,7 +76,7 @@ def test_unreadable_registry_is_never_overwritten(tmp_path: Path, capsys: pytest
 @pytest.mark.parametrize("owner", ["dead", "reused"])
 def test_a_lock_file_naming_any_pid_does_not_block(tmp_path: Path, owner: str) -> None:
     """A pid in a lock file (the old format) means nothing now: dead, or reused by a live process after a reboot."""
-    registry = Registry(tmp_path)
+    registry = JsonRegistry(tmp_path)
     registry.add(_record("a"))
     dead = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
     dead.start()
@@ -92,7 +92,7 @@ def test_a_lock_file_naming_any_pid_does_not_block(tmp_path: Path, owner: str) -
 
 
 def _hammer(home: str, worker: int, count: int) -> None:
-    registry = Registry(Path(home))
+    registry = JsonRegistry(Path(home))
     for i in range(count):
         registry.add(_record(f"w{worker}-{i}"))
         registry.update(f"w{worker}-{i}", state="ready")
@@ -108,6 +108,6 @@ def test_many_processes_at_once_never_lose_an_agent(tmp_path: Path) -> None:
     for process in workers:
         process.join(timeout=120)
         assert process.exitcode == 0
-    records = Registry(tmp_path).list()
+    records = JsonRegistry(tmp_path).list()
     assert sorted(r.name for r in records) == sorted(f"w{w}-{i}" for w in range(4) for i in range(0, 12, 2))
     assert {r.state for r in records} == {"ready"}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
 from pao_core.errors import PaoError
-from pao_core.hosts.common import PERMISSION_MODES, permission_summary
+from pao_core.contracts import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
 
@@ -190,7 +190,10 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
     if args.json:
         print_json({"agents": [record_json(o.record, o) for o in seen]})
         return 0
-    print_table(["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"], [_row(o, "host", "terminal") for o in seen])
+    fields = ["host", "terminal"]
+    if any(o.record.machine != config.machine_name() for o in seen):  # a shared registry: say where each one runs
+        fields.insert(0, "machine")
+    print_table(["NAME", "STATE", *map(str.upper, fields), "AGE", "FOLDER"], [_row(o, *fields) for o in seen])
     return 0
 
 

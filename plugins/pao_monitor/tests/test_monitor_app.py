@@ -18,7 +18,7 @@ from typing import Callable
 from lifecycle_support.fake_host import received
 from lifecycle_support.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
 from pao_core.lifecycle import Agents
-from pao_core.registry import Registry
+from pao_core.registry import JsonRegistry
 from pao_monitor.app import MonitorApp
 from textual.widgets import DataTable
 
@@ -46,7 +46,7 @@ def _cells(app: MonitorApp) -> dict[str, list[str]]:
 def test_the_list_shows_every_agent_and_keys_act_on_the_selected_one(pao: Pao) -> None:
     for name in ("one", "two"):
         assert pao("spawn", "look around", "--folder", str(pao.folder(name)), "--no-nudge")[0] == 0
-    registry = Registry(pao.home)
+    registry = JsonRegistry(pao.home)
 
     async def drive() -> None:
         app = MonitorApp(_agents(pao), interval=0.5)
