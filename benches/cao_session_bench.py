@@ -22,11 +22,13 @@ default Claude Code agent profile (``developer``: a system-prompt file and its M
 pao runs its default spawn (briefing in a system-prompt file, hooks, its session MCP server)
 with an empty configuration (no memory store). Each tool has a HOME of its own, pre-seeded
 the same way (onboarding done, the dummy key approved), and its claude on PATH. The first
-round is a warm-up (tmux servers, page cache) and is not counted.
+round is a warm-up (tmux servers, page cache) and is not counted. A task or message that does not
+reach the stub within 120 s counts as lost (the reason, and cao's last screen, go to stderr).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -111,6 +113,9 @@ class Pao:
     def send(self, name: str, message: str) -> None:
         run([self.pao, "send", name, message], self.env)
 
+    def screen(self, name: str) -> str:
+        return run([self.pao, "status", name], self.env).stdout.strip()
+
     def end(self, name: str) -> None:
         run([self.pao, "kill", name], self.env)
 
@@ -164,6 +169,11 @@ class Cao:
     def send(self, name: str, message: str) -> None:
         run([str(self.bin / "cao"), "session", "send", self.sessions[name], message, "--async"], self.env)
 
+    def screen(self, name: str) -> str:
+        done = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.sessions.get(name, name)], env=self.env,
+                              capture_output=True, text=True)
+        return done.stdout.strip() or done.stderr.strip()
+
     def end(self, name: str) -> None:
         run([str(self.bin / "cao"), "shutdown", "--session", self.sessions.pop(name)], self.env)
 
@@ -174,31 +184,43 @@ class Cao:
         subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True)
 
 
-def timed(stub: AnthropicStub, action: Callable[[], None], token: str) -> float:
-    """Seconds from the start of ``action`` to the first conversation request carrying ``token``."""
+def timed(stub: AnthropicStub, action: Callable[[], None], token: str) -> float | None:
+    """Seconds from the start of ``action`` to the first conversation request carrying ``token``; ``None``: lost."""
     started = time.time()
-    action()
+    try:
+        action()
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        print(f"cao_session_bench: {exc}", file=sys.stderr)
+        return None
     found = stub.wait_for_message(token, timeout=DEADLINE, where=lambda request: request.is_conversation)
-    if found is None:
-        raise TimeoutError(f"{token!r} never reached the model")
-    return found.received_at - started
+    return None if found is None else found.received_at - started
 
 
-def one_round(tool: Pao | Cao, stub: AnthropicStub, base: Path, round_: int) -> dict[str, float]:
+def one_round(tool: Pao | Cao, stub: AnthropicStub, base: Path, round_: int) -> dict[str, float | None]:
     name = f"{tool.name}-bench-{round_}"
     folder = base / name
     folder.mkdir()
     task, message = (f"{kind} {uuid.uuid4().hex[:10]}" for kind in ("Bench task", "Bench message"))
-    launch = timed(stub, lambda: tool.launch(name, folder, task), task)
-    tool.wait_idle(name)
-    send = timed(stub, lambda: tool.send(name, message), message)
-    tool.end(name)
-    return {"launch_s": launch, "send_s": send}
+    figures: dict[str, float | None] = {"launch_s": timed(stub, lambda: tool.launch(name, folder, task), task), "send_s": None}
+    try:
+        if figures["launch_s"] is None:
+            print(f"cao_session_bench: {tool.name} round {round_}: the task was lost; screen:\n{tool.screen(name)}",
+                  file=sys.stderr)
+        else:
+            tool.wait_idle(name)
+            figures["send_s"] = timed(stub, lambda: tool.send(name, message), message)
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"cao_session_bench: {tool.name} round {round_}: {exc}", file=sys.stderr)
+    finally:
+        with contextlib.suppress(RuntimeError, KeyError):
+            tool.end(name)
+    return figures
 
 
 def main(rounds: int, version: str) -> dict[str, object]:
     base = Path(tempfile.mkdtemp(prefix="pao-cao-bench-"))
-    samples: dict[str, dict[str, list[float]]] = {"pao": {"launch_s": [], "send_s": []}, "cao": {"launch_s": [], "send_s": []}}
+    keys = ("launch_s", "send_s")
+    samples: dict[str, dict[str, list[float | None]]] = {tool: {key: [] for key in keys} for tool in ("pao", "cao")}
     with AnthropicStub() as stub:
         tools = [Pao(base, stub, version), Cao(base, stub, version)]
         try:
@@ -211,14 +233,21 @@ def main(rounds: int, version: str) -> dict[str, object]:
         finally:
             for tool in tools:
                 tool.close()
-    medians = {tool: {key: round(statistics.median(values), 2) for key, values in figures.items()}
-               for tool, figures in samples.items()}
+
+    def median(values: list[float | None]) -> float | None:
+        measured = [value for value in values if value is not None]
+        return round(statistics.median(measured), 2) if measured else None
+
+    medians = {tool: {key: median(values) for key, values in figures.items()} for tool, figures in samples.items()}
     return {
         "claude_code": version,
         "rounds": rounds,
         "p50_s": medians,
-        "ratio_cao_over_pao": {key: round(medians["cao"][key] / medians["pao"][key], 1) for key in ("launch_s", "send_s")},
-        "all_s": {tool: {key: [round(v, 2) for v in values] for key, values in figures.items()} for tool, figures in samples.items()},
+        "lost": {tool: {key: values.count(None) for key, values in figures.items()} for tool, figures in samples.items()},
+        "ratio_cao_over_pao": {key: round(medians["cao"][key] / medians["pao"][key], 1)
+                               if medians["cao"][key] and medians["pao"][key] else None for key in keys},
+        "all_s": {tool: {key: [None if v is None else round(v, 2) for v in values] for key, values in figures.items()}
+                  for tool, figures in samples.items()},
         "cao_server_start_ms": tools[1].server_start_ms,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
