@@ -123,3 +123,4 @@ def test_a_machine_that_goes_away_shows_its_agents_unreachable_and_comes_back(
     _conversation_with(anthropic_stub, marker)
     box.pao("kill", "api")
     assert _agents(box) == {}
+
