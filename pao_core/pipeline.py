@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import attrs
 
 from pao_core import agentdir
-from pao_core import briefing as briefing_mod
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
-from pao_core.gather import gather
+from pao_core.gather import brief
 from pao_core.models import AgentRecord, Briefing, McpWiring, SpawnRequest
 from pao_core import topic as topics
 from pao_core.conversation import send_text
@@ -30,28 +29,6 @@ if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.contracts import HostAgent, MemoryBackend, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
-
-
-def brief(
-    topic: str,
-    *,
-    folders: Sequence[str] = (),
-    config: PaoConfig,
-    plugins: Plugins,
-    backends: Sequence[MemoryBackend] | None = None,
-) -> Briefing:
-    """Gather memory for ``topic`` from every backend in parallel and compose the briefing."""
-    started = time.monotonic()
-    chosen = plugins.memory_backends(config) if backends is None else backends
-    results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
-    return briefing_mod.compose(
-        topic,
-        folders=tuple(folders),
-        results=results,
-        config=config,
-        plugins=plugins,
-        started=started,
-    )
 
 
 SESSION_WAIT = 3.0

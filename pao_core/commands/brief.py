@@ -73,7 +73,7 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
 
 def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.pipeline import brief  # loaded on use, not at start-up
+    from pao_core.gather import brief  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     from pao_core.delivery import deliver  # loaded on use, not at start-up

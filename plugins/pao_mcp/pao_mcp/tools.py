@@ -1,6 +1,6 @@
 """The three memory tools, without the protocol: ``search_memory``, ``remember``, ``memory_status``.
 
-``search_memory`` is the briefing's own path (:func:`pao_core.pipeline.brief`: the
+``search_memory`` is the briefing's own path (:func:`pao_core.gather.brief`: the
 same gather, fusion, floors, budget), cut to ``limit`` items. Every text a tool
 returns goes through :func:`pao_core.sanitize.clean` (controls stripped, secrets
 redacted); an observation is cleaned the same way before it is stored, so a secret
@@ -122,7 +122,7 @@ class MemoryTools:
     # -- search_memory ------------------------------------------------------------------
 
     def search_memory(self, query: str, limit: int) -> Answer:
-        from pao_core.pipeline import brief
+        from pao_core.gather import brief
         from pao_core.topic import check_topic
 
         check_topic(query)
