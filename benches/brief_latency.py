@@ -51,7 +51,7 @@ def main() -> int:
 
     from pao_core import briefing as briefing_mod
     from pao_core.config import load_config
-    from pao_core.evaluate import load_queries, load_stores
+    from pao_eval.evaluate import load_queries, load_stores
     from pao_core.gather import gather
     from pao_core.plugins import get_plugins
 

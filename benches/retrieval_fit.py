@@ -6,7 +6,7 @@
 Both corpora are loaded once each into throwaway stores (through ``pao memory import``
 and ``pao history index``, as ``pao eval`` does), then every combination of the grid
 below briefs every query of the fitting corpus through the real pipeline and is scored
-by ``pao_core.evaluate.score``. The chosen combination meets precision >= 0.90 and
+by ``pao_eval.evaluate.score``. The chosen combination meets precision >= 0.90 and
 out-of-domain items <= 0.5 on the fitting corpus and has its highest recall@10, where
 recalls within 0.01 of each other count as ties, broken by fewer out-of-domain items, then
 higher precision (see ``chosen``); the report corpus is scored with it only. The grid
@@ -65,7 +65,7 @@ class Loaded:
 
 
 def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
-    from pao_core.evaluate import load_queries, load_stores
+    from pao_eval.evaluate import load_queries, load_stores
 
     corpus, _, split = spec.partition(":")
     # a generous deadline: the figures must not depend on how busy the machine is (on a
@@ -77,7 +77,7 @@ def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
 
 def measure(loaded: Loaded, plugins: Any, setting: dict[str, float] | None) -> dict[str, Any]:
     """Score ``loaded`` with ``setting`` (None: pao's shipped defaults)."""
-    from pao_core.evaluate import run_queries, score
+    from pao_eval.evaluate import run_queries, score
 
     with knobs(**setting) if setting else contextlib.nullcontext():
         runs = run_queries(loaded.queries, config=loaded.config, plugins=plugins, repeat=1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import attrs
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
                                  ScreenVerdict, SpawnRequest)
 
+
+Status = Literal["ok", "warn", "fail"]
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
 """The top-level tables whose sub-tables belong to plugins."""
@@ -47,6 +49,20 @@ class ConfigTable:
             module, _, attr = self.options.partition(":")
             return getattr(importlib.import_module(module), attr)
         return self.options
+
+
+@attrs.frozen
+class Check:
+    """One finding of ``pao doctor`` (``pao_doctor_checks`` returns them): ``fail`` means the next spawn cannot
+    work as configured; ``area`` places it (``registry``, ``agent``...), ``fix`` says what to do."""
+
+    area: str
+    name: str
+    status: Status
+    line: str
+    fix: str = ""
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+
 
 
 class MemoryBackend(abc.ABC):
@@ -120,7 +136,8 @@ class TerminalDriver(abc.ABC):
 
     @abc.abstractmethod
     def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
-        """Start ``command`` in ``folder`` with exactly ``env`` (through ``pao_core.launch``); the target."""
+        """Start ``command`` in ``folder`` with exactly ``env``, never through a shell or the terminal's
+        command line (``pao_agents.launch`` does it); the target."""
 
     @abc.abstractmethod
     def paste(self, target: str, text: str) -> None:
@@ -153,6 +170,12 @@ class TerminalDriver(abc.ABC):
     def attach(self, target: str) -> None:
         """show the agent to the user (``pao attach``; tmux returns when they detach). Default: cannot."""
         raise PaoError(f"the {self.name} terminal cannot show an agent; it runs at {target}")
+
+
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
 
 
 class ReadinessDetector(abc.ABC):

@@ -3,8 +3,9 @@
 Nothing here knows a particular backend, host or terminal: backends answer through
 ``health(deadline)``, a test ``search`` and ``local_files()``; hosts through
 ``version()``, ``known_versions()``, ``consent_gaps()`` and ``state_files()``; drivers
-through ``availability()``, ``version()`` and ``is_alive(target)`` for the agents in
-the registry (``pao_core.contracts`` gives the optional ones their defaults). Every call
+through ``availability()`` and ``version()`` (``pao_core.contracts`` gives the optional
+ones their defaults); plugins add their own findings (the agent registry and its agents)
+through ``pao_doctor_checks``. Every call
 that may block runs on a daemon thread under a deadline, so a hung store or CLI costs its
 deadline and nothing more.
 """
@@ -13,17 +14,12 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from pao_core.errors import PaoError, describe
-from pao_core.files import lock_is_held
-from pao_core.contracts import permission_summary
-from pao_core.lifecycle import default_driver_name
-from pao_core.registry import FILENAME as REGISTRY_FILE
-from pao_core.registry import JsonRegistry, open_registry
+from pao_core.contracts import Check, default_driver_name, permission_summary
+from pao_core.errors import describe
 from pao_core.waiting import bounded, start
 
 if TYPE_CHECKING:
@@ -31,24 +27,11 @@ if TYPE_CHECKING:
     from pao_core.contracts import HostAgent, MemoryBackend, TerminalDriver
     from pao_core.plugins import Plugins
 
-Status = Literal["ok", "warn", "fail"]
 AREAS = ("host", "host-file", "host-consent", "terminal", "store", "backend", "registry", "agent", "plugin", "doctor")
 """The order checks are shown in."""
 
 DEFAULT_QUERY = "test"
 VERSION_TIMEOUT = 15.0
-
-
-@attrs.frozen
-class Check:
-    """One verdict: ``fail`` means the next spawn cannot work as configured."""
-
-    area: str
-    name: str
-    status: Status
-    line: str
-    fix: str = ""
-    data: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -212,56 +195,6 @@ def _backend_fix(name: str) -> str:
             f"`enabled = false` there turns it off")
 
 
-# -- registry and agents ------------------------------------------------------------
-
-
-def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
-    fix_url = "start the registry server, or fix [registry] url (PAO_REGISTRY_URL)"
-    try:
-        registry = open_registry(config, plugins)
-    except PaoError as exc:
-        return [Check("registry", "registry", "fail", describe(exc), fix_url)]
-    json_file = registry if isinstance(registry, JsonRegistry) else None
-    label = "agents.json" if json_file else registry.name
-    checks = [_check_lock(json_file.path.with_name(REGISTRY_FILE + ".lock"))] if json_file else []
-    try:
-        records = registry.list()
-    except Exception as exc:
-        fix = "fix or move the file; pao will not overwrite it" if json_file else fix_url
-        checks.insert(0, Check("registry", label, "fail", f"registry {registry.location()}: {describe(exc)}", fix))
-        return checks
-    where = registry.location() + (" (not created yet)" if json_file and not json_file.path.exists() else "")
-    checks.insert(0, Check("registry", label, "ok", f"registry {where}: {len(records)} agents",
-                           data={"agents": len(records)}))
-    drivers = {driver.name: driver for driver in plugins.terminal_drivers(config)}
-    here = config.machine_name()
-    for record in records:
-        if record.state == "paused" or record.machine != here:  # another machine's agent: not visible from here
-            continue
-        driver = drivers.get(record.terminal)
-        if driver is None:
-            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: its terminal {record.terminal!r} "
-                                "is not installed, cannot tell whether it runs", f"pao kill {record.name} forgets it"))
-            continue
-        try:
-            alive = bool(record.target) and bounded(lambda: driver.is_alive(record.target), 5.0)
-        except Exception as exc:
-            checks.append(Check("agent", record.name, "warn", f"agent {record.name}: cannot look: {describe(exc)}"))
-            continue
-        if not alive:
-            line = f"agent {record.name} ({record.folder}): its process is gone"
-            checks.append(Check("agent", record.name, "warn", line,
-                                f"`pao resume {record.name}` relaunches it, `pao kill {record.name}` forgets it"))
-    return checks
-
-
-def _check_lock(lock: Path) -> Check:
-    if lock_is_held(lock):
-        return Check("registry", "lock", "ok", "registry lock: held right now by a pao process (the kernel frees it if "
-                     "that process dies)")
-    return Check("registry", "lock", "ok", "registry lock: free")
-
-
 # -- all of it ----------------------------------------------------------------------
 
 
@@ -285,7 +218,7 @@ def run_checks(
     for backend in plugins.memory_backends(config):
         jobs.append(lambda backend=backend: check_backend(
             backend, query=query, deadline_s=config.gather.deadline, limit=config.gather.limit))
-    jobs.append(lambda: check_registry(config, plugins))
+    jobs.append(lambda: plugins.doctor_checks(config))
     results = _run_all(jobs)
     checks = [check for group in results for check in group]
     checks += _missing_defaults(config.spawn.host, terminal, checks)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import ConfigTable, PaoConfig
-    from pao_core.contracts import (BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
+    from pao_core.contracts import (BriefingSection, Check, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
                                     TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
@@ -43,11 +43,8 @@ ENTRY_POINT_GROUP = "pao"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
     "pao_core.commands.brief",
-    "pao_core.commands.agents",
-    "pao_core.commands.evaluate",
     "pao_core.commands.doctor",
     "pao_core.sections",
-    "pao_core.registry",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
@@ -212,6 +209,9 @@ class Plugins:
 
     def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
         return self.collect("pao_registry_stores", config=config)
+
+    def doctor_checks(self, config: PaoConfig) -> list[Check]:
+        return self.collect("pao_doctor_checks", config=config, plugins=self)
 
     # -- machinery -----------------------------------------------------------------
 

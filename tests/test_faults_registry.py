@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
 from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
-from pao_core.topic import numbered
+from pao_agents.registry import JsonRegistry
+from pao_agents.names import numbered
 
 WORKERS = 16
 OPERATIONS = 100
@@ -118,7 +118,7 @@ KEEP_ADDING = """
 import sys
 from pathlib import Path
 from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 registry = JsonRegistry(Path(sys.argv[1]))
 for n in range(100000):
     name = f"{sys.argv[2]}-{n}"

@@ -1,7 +1,7 @@
 """Everything after spawn: send text (confirmed on screen), observe, kill, checkpoint, pause, resume.
 
-The screen conversation is ``pao_core.conversation`` and what starting a process needs is
-``pao_core.resolve``; both are shared with ``pao_core.pipeline`` (spawn).
+The screen conversation is ``pao_agents.conversation`` and what starting a process needs is
+``pao_agents.resolve``; both are shared with ``pao_agents.spawn`` (spawn).
 
 Semantics (docs/lifecycle.md): ``pause`` checkpoints the agent and ends its process,
 keeping its record as ``paused``; ``resume`` relaunches a paused *or dead* agent with
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
-from pao_core import agentdir
+from pao_agents import agentdir
+from pao_agents.conversation import SendFailed, send_text
+from pao_agents.readiness import ScreenReader, wait_ready
+from pao_agents.registry import open_registry
+from pao_agents.resolve import agent_environment, first_named
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
-from pao_core.conversation import SendFailed, send_text
-from pao_core.readiness import ScreenReader, wait_ready
-from pao_core.registry import open_registry
-from pao_core.resolve import agent_environment, first_named
 from pao_core.topic import shown as quoted
 
 __all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
@@ -122,7 +122,7 @@ class Agents:
 
         record = self.registry.change(name, edit)
         if old[-1] != record.state:
-            from pao_core.notify import register_notifier  # loaded on use, not at start-up
+            from pao_agents.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
             self.plugins.agent_state_changed(record, old[-1], record.state, source)
@@ -153,7 +153,7 @@ class Agents:
         record = self.registry.get(name)
         worktree = record.extra.get("worktree")
         if clean:
-            from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
+            from pao_agents.worktrees import uncommitted  # loaded on use, not at start-up
 
             if not worktree:
                 raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
@@ -175,7 +175,7 @@ class Agents:
         others = [other for other in self.registry.list() if other.name != name]
         cleanup_written(self.config, name, record.extra, others)
         if clean:
-            from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
+            from pao_agents.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import attrs
 
-from pao_core import agentdir
+from pao_agents import agentdir
+from pao_agents import names
+from pao_agents.conversation import send_text
+from pao_agents.lifecycle import Agents, cleanup_written
+from pao_agents.readiness import wait_ready
+from pao_agents.registry import open_registry
+from pao_agents.resolve import agent_environment
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.gather import brief
 from pao_core.models import AgentRecord, Briefing, McpWiring, SpawnRequest
-from pao_core import topic as topics
-from pao_core.conversation import send_text
-from pao_core.lifecycle import Agents, cleanup_written
-from pao_core.resolve import agent_environment
-from pao_core.readiness import wait_ready
-from pao_core.registry import open_registry
+from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str
     if not command:
         raise ValidationError(f"host {host_agent.name}: empty command")
     for word in command:
-        topics.reject_control(word, f"host {host_agent.name}'s command")
+        reject_control(word, f"host {host_agent.name}'s command")
     program = command[0]
     found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
     if not found or not os.access(found, os.X_OK):
@@ -204,7 +205,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
-    from pao_core.worktrees import add_worktree  # loaded on use, not at start-up
+    from pao_agents.worktrees import add_worktree  # loaded on use, not at start-up
 
     made = add_worktree(request.folder, config.home, request.name)
     return attrs.evolve(request, folder=made["path"]), made
@@ -234,24 +235,24 @@ def validate(
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
     config = agents.config
-    topics.check_topic(topic)
+    check_topic(topic)
     cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
     if folder is None:
-        split = topics.split_topic(topic, cwd=cwd)
+        split = names.split_topic(topic, cwd=cwd)
         topic, folder = split.topic, split.folder or cwd
     topic = " ".join(topic.split())
     if not topic:
         raise ValidationError("the topic is empty: say what the agent should work on")
-    real_folder = topics.resolve_folder(folder, cwd=cwd)
+    real_folder = names.resolve_folder(folder, cwd=cwd)
     base = None
     if name is not None:
-        topics.reject_control(name, "the agent name")
-        chosen = topics.check_name(name)
+        reject_control(name, "the agent name")
+        chosen = names.check_name(name)
         if chosen in agents.registry.names():
             raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
     else:
-        base = topics.name_from_folder(real_folder)
-        chosen = topics.unique_name(base, agents.registry.names())
+        base = names.name_from_folder(real_folder)
+        chosen = names.unique_name(base, agents.registry.names())
     host_agent = agents.host(host or config.spawn.host)
     driver = agents.driver(terminal or config.spawn.terminal)
     reason = driver.availability()
@@ -273,7 +274,7 @@ def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
                          machine=machine, session_id=request.session_id)
     base = plan.base_name
     if base is not None:  # another pao may have taken the name since step 1 looked
-        return registry.add(record, lambda n: topics.numbered(base, n))
+        return registry.add(record, lambda n: names.numbered(base, n))
     return registry.add(record)
 
 

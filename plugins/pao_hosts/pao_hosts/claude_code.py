@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_core.agentdir import BRIEFING, EVENTS, append_command
+from pao_agents.agentdir import BRIEFING, EVENTS, append_command
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp

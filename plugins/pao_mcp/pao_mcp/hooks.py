@@ -66,7 +66,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.plugins import get_plugins
-    from pao_core.topic import check_name, reject_control
+    from pao_agents.names import check_name
+    from pao_core.topic import reject_control
 
     # The SDK and its dependencies load only here: `pao --help` never imports them.
     from pao_mcp.server import serve

@@ -190,7 +190,7 @@ class MemoryTools:
         """The session given at start, or the one pao's registry has for this agent by now."""
         if self.session_id:
             return self.session_id
-        from pao_core.registry import open_registry
+        from pao_agents.registry import open_registry
 
         record = open_registry(self.config).find(self.agent)
         return record.session_id if record else None

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label
 from pao_monitor.rows import COLUMNS, Row, observe_all
 
 if TYPE_CHECKING:
-    from pao_core.lifecycle import Agents
+    from pao_agents.lifecycle import Agents
 
 
 class Ask(ModalScreen[str | None]):

@@ -31,7 +31,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.lifecycle import Agents
+    from pao_agents.lifecycle import Agents
 
     agents = Agents.open(config)
     interval = max(0.1, args.interval)
@@ -45,7 +45,7 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def _plain(agents: object, args: argparse.Namespace, interval: float) -> int:
     from pao_core.output import print_json
-    from pao_core.commands.agents import record_json
+    from pao_agents.commands import record_json
 
     from pao_monitor.rows import observe_all, print_rows
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_core.commands.agents import age_text
+from pao_agents.commands import age_text
 
 if TYPE_CHECKING:
-    from pao_core.lifecycle import Agents, Observation
+    from pao_agents.lifecycle import Agents, Observation
 
 COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
 TAIL_BYTES = 4096

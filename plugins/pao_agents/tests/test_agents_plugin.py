@@ -1,0 +1,64 @@
+"""pao-agents as pao sees it: its plugins in `pao plugins`, its commands, and its findings in `pao doctor`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pao_core.config import load_config
+from pao_core.contracts import Check
+from pao_core.doctor import run_checks
+from pao_core.hookspecs import hookimpl
+from pao_core.plugins import build_plugins
+
+PLUGINS = ["agent-checks", "agents", "registry"]
+
+
+def run_pao(tmp_path: Path, *args: str, load: str = "pao-agents") -> subprocess.CompletedProcess[str]:
+    config = tmp_path / "config.toml"
+    config.touch()
+    env = {**os.environ, "PAO_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PAO_CONFIG": str(config),
+           "PAO_LOAD_PLUGINS": load}
+    env.pop("PAO_DISABLE_PLUGINS", None)
+    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+
+
+def test_pao_plugins_lists_the_commands_the_registry_and_the_checks(tmp_path: Path) -> None:
+    done = run_pao(tmp_path, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = {row["name"]: row for row in report["plugins"] if row["distribution"] == "pao-agents"}
+    assert sorted(rows) == PLUGINS
+    assert rows["agents"]["hooks"] == ["pao_add_commands"]
+    assert rows["registry"]["hooks"] == ["pao_registry_stores"]
+    assert rows["agent-checks"]["hooks"] == ["pao_doctor_checks"]
+    assert report["failures"] == []
+
+
+def test_the_agent_commands_come_and_go_with_the_plugin(tmp_path: Path) -> None:
+    assert run_pao(tmp_path, "list", "--json").stdout.strip() == '{\n  "agents": []\n}'
+    without = run_pao(tmp_path, "list", load="")
+    assert (without.returncode, without.stderr) == (
+        1, "pao: 'pao list' is not available: the plugin that provides it is not installed\n")
+
+
+@pytest.mark.hook("pao_doctor_checks")
+def test_doctor_reports_the_registry_and_a_plugins_own_findings(tmp_path: Path) -> None:
+    class Notes:
+        @hookimpl
+        def pao_doctor_checks(self, config):
+            return [Check("store", "notes", "warn", "notes: 3 files unreadable", "fix their permissions"), "not a check"]
+
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": "pao-agents"})
+    plugins.manager.register(Notes(), name="notes")
+    report = run_checks(load_config(environ={"PAO_HOME": str(tmp_path)}), plugins)
+    found = {(check.area, check.name): check for check in report.checks}
+    assert found["store", "notes"].line == "notes: 3 files unreadable"
+    assert found["registry", "agents.json"].data == {"agents": 0}
+    assert ("notes", "pao_doctor_checks") in {(f.plugin, f.stage) for f in plugins.failures}
