@@ -20,6 +20,9 @@ from pao_core.errors import PaoError, UnknownAgent
 from pao_core.topic import shown
 
 if TYPE_CHECKING:
+    import argparse
+
+    from pao_core.config import PaoConfig
     from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
                                  ScreenVerdict, SpawnRequest)
 
@@ -176,6 +179,18 @@ def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
     """The first driver available here, in call order (else the first at all, to say why it is not)."""
     available = next((driver for driver in drivers if driver.availability() is None), None)
     return (available or drivers[0]).name if drivers else ""
+
+
+class CommandRouter(abc.ABC):
+    """Runs some ``pao`` commands elsewhere: pao-machines runs an agent's command on the machine that runs it."""
+
+    __slots__ = ()
+    name: str
+
+    @abc.abstractmethod
+    def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
+        """Run the parsed command elsewhere and return its exit code, or ``None``: it runs here.
+        A ``PaoError`` it raises is the command's one-line error."""
 
 
 class ReadinessDetector(abc.ABC):

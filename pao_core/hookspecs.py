@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingSection, Check, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
-                                TerminalDriver)
+from pao_core.contracts import (BriefingSection, Check, CommandRouter, ConfigTable, HostAgent, MemoryBackend,
+                                ReadinessDetector, RegistryStore, TerminalDriver)
 from pao_core.models import McpServer
 
 if TYPE_CHECKING:
@@ -53,6 +53,11 @@ def pao_config_tables() -> Iterable[ConfigTable] | None:
 @hookspec
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     """Add subcommands or a command group to ``pao``."""
+
+
+@collects(CommandRouter)
+def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
+    """Run a command somewhere else than here."""
 
 
 # -- Gathering: where memory comes from -------------------------------------------
