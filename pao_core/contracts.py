@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
-                                 ScreenVerdict, SpawnRequest)
+    from pao_core.models import (AgentRecord, Briefing, BriefingContext, Delivery, McpServer, McpWiring, MemoryItem,
+                                 Provenance, Remembered, ScreenVerdict, SpawnRequest)
 
 
 Status = Literal["ok", "warn", "fail"]
@@ -120,6 +120,17 @@ class BriefingSection(abc.ABC):
     @abc.abstractmethod
     def render(self, context: BriefingContext) -> str | None:
         """The section's markdown body, or ``""``/``None`` to drop the section."""
+
+
+class BriefingDeliverer(abc.ABC):
+    """Puts a briefing where an agent started in a folder reads it (pao-agents: as a spawn of the default host would)."""
+
+    __slots__ = ()
+    name: str
+
+    @abc.abstractmethod
+    def deliver(self, briefing: Briefing, folder: str) -> Delivery:
+        """Write ``briefing`` into ``folder``; when it cannot, raise ``PaoError`` with one line, having written nothing."""
 
 
 class TerminalDriver(abc.ABC):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingSection, Check, CommandRouter, ConfigTable, HostAgent, MemoryBackend,
+from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, HostAgent, MemoryBackend,
                                 ReadinessDetector, RegistryStore, TerminalDriver)
 from pao_core.models import McpServer
 
@@ -79,6 +79,11 @@ def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 @collects(BriefingSection)
 def pao_briefing_sections(config: PaoConfig) -> Iterable[BriefingSection] | None:
     """Return sections of the briefing template."""
+
+
+@collects(BriefingDeliverer)
+def pao_briefing_deliverers(config: PaoConfig, plugins: Plugins) -> Iterable[BriefingDeliverer] | None:
+    """Return what writes a briefing where an agent started in a folder reads it (``pao brief --write``)."""
 
 
 @hookspec

@@ -7,6 +7,7 @@ pipeline, and serialised with the one ``converter`` below (JSON state and config
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import attrs
@@ -147,6 +148,16 @@ class Briefing:
     folders: tuple[str, ...] = ()
     content_hash: str = ""
     generated_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class Delivery:
+    """Where a briefing went (``pao_deliver_briefing``): its file, and the context file that makes the CLI read it."""
+
+    folder: Path
+    briefing_path: Path
+    context_path: Path
+    excluded_in_git: bool
 
 
 @attrs.frozen

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import (BriefingSection, Check, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
+    from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
                                     RegistryStore, TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
@@ -134,6 +134,9 @@ class Plugins:
 
     def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
         return self.collect("pao_briefing_sections", config=config)
+
+    def briefing_deliverers(self, config: PaoConfig) -> list[BriefingDeliverer]:
+        return self.collect("pao_briefing_deliverers", config=config, plugins=self)
 
     def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
         self._hook("pao_briefing_written")(briefing=briefing, folder=folder, path=path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.briefing import verify
-from pao_core.delivery import BEGIN, END
+from pao_agents.delivery import BEGIN, END
 from pao_agents.registry import JsonRegistry
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from lifecycle_support.fake_host import received
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
-from pao_core.delivery import BEGIN, END
+from pao_agents.delivery import BEGIN, END
 from pao_core.plugins import get_plugins, reset_plugins
 
 BIG = "x" * 100_000

@@ -25,7 +25,7 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
-from pao_core.delivery import deliver
+from pao_agents.delivery import deliver
 from pao_agents.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
 from pao_core.gather import brief

@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
-from pao_core.delivery import deliver
+from pao_agents.delivery import deliver
 from pao_hosts.codex import CodexHost
 from pao_hosts.common import HostOptions
 from pao_hosts.gemini import GeminiHost

@@ -13,7 +13,7 @@ import pytest
 
 from pao_core.cli import main
 from pao_core.config import load_config
-from pao_core.delivery import DeliveryError, deliver
+from pao_agents.delivery import DeliveryError, deliver
 from pao_core.files import SymlinkRefused, atomic_write, update_json
 from pao_hosts import claude_trust
 from pao_agents.lifecycle import agent_environment

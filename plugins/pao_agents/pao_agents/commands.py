@@ -17,9 +17,18 @@ from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_agents.lifecycle import Agents, Observation
+    from pao_core.contracts import BriefingDeliverer
+    from pao_core.plugins import Plugins
 
 
 JSON_HELP = "print the result as one JSON object"
+
+
+@hookimpl
+def pao_briefing_deliverers(config: PaoConfig, plugins: Plugins) -> list[BriefingDeliverer]:
+    from pao_agents.delivery import HostDelivery  # loaded on use, not at start-up
+
+    return [HostDelivery(config, plugins)]
 
 
 @hookimpl

@@ -292,7 +292,7 @@ def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], othe
         return
     if any(other.extra.get("briefing_file") == briefing_file for other in others):
         return
-    from pao_core.delivery import undeliver  # loaded on use, not at start-up
+    from pao_agents.delivery import undeliver  # loaded on use, not at start-up
 
     folder = os.path.dirname(briefing_file)
     undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))

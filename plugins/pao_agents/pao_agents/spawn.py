@@ -149,7 +149,7 @@ def _deliver(
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
             "agent_dir": str(folder), "events": channel.events,
         }
-    from pao_core.delivery import deliver  # loaded on use, not at start-up
+    from pao_agents.delivery import deliver  # loaded on use, not at start-up
 
     block = host_agent.context_block(config.briefing.filename, briefing.markdown)
     created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))

@@ -35,7 +35,7 @@ def test_pao_plugins_lists_the_commands_the_registry_and_the_checks(tmp_path: Pa
     report = json.loads(done.stdout)
     rows = {row["name"]: row for row in report["plugins"] if row["distribution"] == "pao-agents"}
     assert sorted(rows) == PLUGINS
-    assert rows["agents"]["hooks"] == ["pao_add_commands"]
+    assert rows["agents"]["hooks"] == ["pao_add_commands", "pao_briefing_deliverers"]
     assert rows["registry"]["hooks"] == ["pao_registry_stores"]
     assert rows["agent-checks"]["hooks"] == ["pao_doctor_checks"]
     assert report["failures"] == []
@@ -62,3 +62,19 @@ def test_doctor_reports_the_registry_and_a_plugins_own_findings(tmp_path: Path) 
     assert found["store", "notes"].line == "notes: 3 files unreadable"
     assert found["registry", "agents.json"].data == {"agents": 0}
     assert ("notes", "pao_doctor_checks") in {(f.plugin, f.stage) for f in plugins.failures}
+
+
+@pytest.mark.hook("pao_briefing_deliverers")
+def test_brief_write_delivers_through_the_first_deliverer(tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    none = run_pao(tmp_path, "brief", "fix the parser", "--write", "--folder", str(folder), load="")
+    assert none.returncode == 2 and "no installed plugin delivers briefings" in none.stderr
+    assert list(folder.iterdir()) == []
+    no_host = run_pao(tmp_path, "brief", "fix the parser", "--write", "--folder", str(folder))
+    assert no_host.returncode == 1 and "the default host 'claude-code' is not installed" in no_host.stderr
+    done = run_pao(tmp_path, "brief", "fix the parser", "--write", "--folder", str(folder), "--json",
+                   load="pao-agents,pao-hosts")
+    assert done.returncode == 1 and "no memory store is configured" in done.stderr  # delivered all the same
+    assert json.loads(done.stdout)["delivered"][0]["context_path"] == str(folder / "CLAUDE.md")
+    assert "@CONTEXT_BRIEFING.md" in (folder / "CLAUDE.md").read_text()
