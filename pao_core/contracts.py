@@ -17,14 +17,26 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Seq
 import attrs
 
 from pao_core.errors import PaoError, UnknownAgent
+from pao_core.models import McpWiring
 from pao_core.topic import shown
 
 if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.models import (AgentRecord, Briefing, BriefingContext, Delivery, McpServer, McpWiring, MemoryItem,
-                                 Provenance, Remembered, ScreenVerdict, SpawnRequest)
+    from pao_core.models import (
+        AgentRecord,
+        Briefing,
+        BriefingContext,
+        Delivery,
+        McpServer,
+        McpWiring,
+        MemoryItem,
+        Provenance,
+        Remembered,
+        ScreenVerdict,
+        SpawnRequest,
+    )
 
 
 Status = Literal["ok", "warn", "fail"]
@@ -304,8 +316,6 @@ class HostAgent(abc.ABC):
         """how the CLI gets a session's MCP servers (``pao_session_mcp_servers``): flags ``command`` puts right
         after the executable (``request.mcp_args``), files pao writes owner-only into ``folder`` (the agent's
         private folder), variables for the agent; never the user's settings. Default: none (no MCP server)."""
-        from pao_core.models import McpWiring
-
         return McpWiring()
 
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pao_core import topic as topics
 from pao_core.errors import PaoError, ValidationError
+from pao_core.gather import brief
 from pao_core.output import print_json
-
 from pao_machines.remote import COMMAND_TIME, call, shared_registry
 from pao_machines.targets import Machine, resolve
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_agents.lifecycle import Agents  # loaded on use
     from pao_core.models import AgentRecord, converter
-    from pao_core.gather import brief
 
     machine = resolve(config, args.on)
     folder, name, base = _validate(args)

@@ -26,7 +26,7 @@ import attrs
 
 from pao_postgres.items import make_item
 from pao_postgres.ranked import quote, ranked_sqlite, sqlite_all_terms
-from pao_postgres.sqlite_read import Rows, reading
+from pao_postgres.sqlite_read import Rows, named_rows, reading
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     if method is not None:
         rows = []
         if topic.terms or (method.entity_names and topic.names):
-            from pao_postgres.postgres_ranked import ranked_postgres
+            from pao_postgres.postgres_ranked import ranked_postgres  # loads sqlalchemy on use: start-up stays light
 
             # One statement, one round trip; it weighs the terms too, so each row carries
             # the topic's totals for the floor.
@@ -147,7 +147,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
         if semantic or (method.entity_siblings != "none" and rows):
             rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
     else:
-        from pao_postgres.engine import transaction
+        from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
 
         with transaction(store.engine(), deadline) as connection:
             rows = _original(store, connection, topic, limit)
@@ -156,10 +156,11 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
 
 def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], limit: int, deadline: float,
                            method: Method) -> list[Any]:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.engine import transaction
-    from pao_postgres.sqlite_read import named_rows
+    from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
+
+    # not needed until this runs: start-up stays light
     from pao_postgres.vectors import nearest, with_entity_siblings, with_vector_hits
 
     with transaction(store.engine(), deadline) as connection:
@@ -195,13 +196,14 @@ def _ranked_sqlite_file(
             found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
             kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
         if semantic:
+            # not needed until this runs: start-up stays light
             from pao_postgres.vectors import nearest, with_vector_hits
 
             near = nearest(str(path), rows, options, topic.text, method, deadline)
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
         if method.entity_siblings != "none" and kept:
-            from pao_postgres.vectors import with_entity_siblings
+            from pao_postgres.vectors import with_entity_siblings  # not needed until this runs: start-up stays light
 
             kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both)
     return _items(kept[:limit])
@@ -251,7 +253,7 @@ def _sqlite_frequencies(options: LongtermOptions, rows: Rows, terms: tuple[str, 
 
 
 def _original(store: LongtermStore, connection: sa.Connection, topic: Topic, limit: int) -> list[Any]:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     t = store.tables
     obs, ent = t.observations, t.entities
