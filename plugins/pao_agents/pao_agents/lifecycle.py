@@ -15,15 +15,14 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
 from pao_agents import agentdir
 from pao_agents.conversation import SendFailed, send_text
-from pao_agents.readiness import ScreenReader, wait_ready
-from pao_agents.registry import open_registry
-from pao_agents.resolve import agent_environment, first_named
+from pao_agents.readiness import wait_ready
+from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
@@ -32,9 +31,7 @@ from pao_core.topic import shown as quoted
 __all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
-    from pao_core.plugins import Plugins
+    from pao_core.contracts import HostAgent, TerminalDriver
 
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""
@@ -54,32 +51,8 @@ class Observation:
 
 
 @attrs.define
-class Agents:
+class Agents(AgentContext):
     """Lifecycle operations on registered agents."""
-
-    config: PaoConfig
-    plugins: Plugins
-    registry: RegistryStore
-
-    @classmethod
-    def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
-        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
-
-        plugins = plugins or get_plugins()
-        return cls(config, plugins, open_registry(config, plugins))
-
-    # -- resolution --------------------------------------------------------------
-
-    def host(self, name: str) -> HostAgent:
-        return first_named(self.plugins.host_agents(self.config), name, "host agent")
-
-    def driver(self, name: str) -> TerminalDriver:
-        """The driver called ``name``; ``""``: the first one available here, in call order."""
-        drivers = self.plugins.terminal_drivers(self.config)
-        return first_named(drivers, name or default_driver_name(drivers), "terminal")
-
-    def reader(self, host: str) -> ScreenReader:
-        return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
 
     # -- observing -----------------------------------------------------------------
 
@@ -111,22 +84,6 @@ class Agents:
         if state in ("unknown", record.state) or record.state == "paused":
             return record
         return self.set_state(record.name, state, source=observation.source)
-
-    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
-        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
-        old: list[str] = []
-
-        def edit(previous: AgentRecord) -> AgentRecord:
-            old.append(previous.state)
-            return previous.changed(state=state, **changes)
-
-        record = self.registry.change(name, edit)
-        if old[-1] != record.state:
-            from pao_agents.notify import register_notifier  # loaded on use, not at start-up
-
-            register_notifier(self.plugins, self.config)
-            self.plugins.agent_state_changed(record, old[-1], record.state, source)
-        return record
 
     # -- acting ------------------------------------------------------------------------
 
@@ -275,27 +232,6 @@ class Agents:
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
             return dict(zip(names, pool.map(run, names)))
-
-
-def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
-    """The first driver available here, in call order (else the first at all, to say why it is not)."""
-    available = next((driver for driver in drivers if driver.availability() is None), None)
-    return (available or drivers[0]).name if drivers else ""
-
-
-def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
-    """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
-    file and the context block, unless another agent still uses the same ones."""
-    agentdir.remove_agent_dir(config.home, name)
-    briefing_file = extra.get("briefing_file")
-    if extra.get("delivery") != "file" or not briefing_file:
-        return
-    if any(other.extra.get("briefing_file") == briefing_file for other in others):
-        return
-    from pao_agents.delivery import undeliver  # loaded on use, not at start-up
-
-    folder = os.path.dirname(briefing_file)
-    undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))
 
 
 def _load_checkpoint(path: str | None) -> dict[str, Any] | None:

@@ -8,17 +8,15 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 
-from pao_agents import agentdir
-from pao_agents import names
+from pao_agents import agentdir, names
 from pao_agents.conversation import send_text
-from pao_agents.lifecycle import Agents, cleanup_written
 from pao_agents.readiness import wait_ready
 from pao_agents.registry import open_registry
-from pao_agents.resolve import agent_environment
+from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.gather import brief
@@ -28,7 +26,7 @@ from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, MemoryBackend, RegistryStore, TerminalDriver
+    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -74,7 +72,7 @@ def spawn(
     replaces steps 2-3.
     """
     env = dict(os.environ if environ is None else environ)
-    agents = Agents(config, plugins, open_registry(config, plugins))
+    agents = AgentContext(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
 
@@ -232,7 +230,7 @@ def validate(
     terminal: str | None,
     host: str | None,
     nudge: bool | None,
-    agents: Agents,
+    agents: AgentContext,
     env: Mapping[str, str],
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
@@ -285,7 +283,7 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> None:
+def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> None:
     """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the name."""
     if target:
         try:
