@@ -11,8 +11,8 @@ the entity exactly) and then by ``ts_rank_cd``/``bm25()``. Task words ("fix",
 "update") are dropped, and a relevance floor keeps only observations that cover
 enough of the topic, so an unrelated topic returns nothing rather than noise.
 
-``any``: the OR of terms with native ranking only (no coverage, names or floor): the
-step between the two, kept for measurement.
+The steps between the two (the OR of terms with native ranking only, each ranking step
+alone) are ``Method`` values that ``benches/longterm_eval.py`` measures; they are no mode.
 """
 
 from __future__ import annotations
@@ -83,7 +83,6 @@ class Method:
 
 METHODS: dict[str, Method | None] = {
     "original": None,
-    "any": Method(coverage=False, entity_names=False),
     # vector floor and entity siblings: fitted on the eval dev split, reported on the second
     # corpus (benches/retrieval_fit.py, docs/benchmarks.md)
     "ranked": Method(floor=0.35, min_matches=2, vectors=True, vector_floor=0.55, entity_siblings="all"),
