@@ -17,26 +17,14 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Seq
 import attrs
 
 from pao_core.errors import PaoError, UnknownAgent
-from pao_core.models import McpWiring
 from pao_core.topic import shown
 
 if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.models import (
-        AgentRecord,
-        Briefing,
-        BriefingContext,
-        Delivery,
-        McpServer,
-        McpWiring,
-        MemoryItem,
-        Provenance,
-        Remembered,
-        ScreenVerdict,
-        SpawnRequest,
-    )
+    from pao_core.models import (AgentRecord, Briefing, BriefingContext, Delivery, MemoryItem, Provenance, Remembered,
+                                 ScreenVerdict, SpawnRequest)
 
 
 Status = Literal["ok", "warn", "fail"]
@@ -78,6 +66,34 @@ class Check:
     fix: str = ""
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
+
+
+@attrs.frozen
+class McpServer:
+    """An MCP server (stdio) that one spawned session gets, for that session only.
+
+    ``env`` holds values safe to show on a command line (paths). ``files`` are written
+    owner-only into the agent's private folder before the CLI starts: what the server
+    needs that neither a command line nor the agent's environment may show (a store
+    URL with its password). ``tools`` are allowed without a permission prompt in that session.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class McpWiring:
+    """How one host CLI gets a session's MCP servers: flags, files for the agent's private folder, variables."""
+
+    args: tuple[str, ...] = ()
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    servers: tuple[McpServer, ...] = ()
 
 
 class MemoryBackend(abc.ABC):

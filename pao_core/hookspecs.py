@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, HostAgent, MemoryBackend,
-                                ReadinessDetector, RegistryStore, TerminalDriver)
-from pao_core.models import McpServer
+from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, HostAgent,
+                                McpServer, MemoryBackend, ReadinessDetector, RegistryStore, TerminalDriver)
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig

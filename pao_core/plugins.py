@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
-                                    RegistryStore, TerminalDriver)
-    from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
+    from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, HostAgent, McpServer,
+                                    MemoryBackend, ReadinessDetector, RegistryStore, TerminalDriver)
+    from pao_core.models import AgentRecord, Briefing, SpawnRequest
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",

@@ -20,7 +20,8 @@ from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.gather import brief
-from pao_core.models import AgentRecord, Briefing, McpWiring, SpawnRequest
+from pao_core.contracts import McpWiring
+from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 

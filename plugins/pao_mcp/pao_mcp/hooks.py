@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from pao_core.config import load_config
 from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
-from pao_core.models import McpServer
+from pao_core.contracts import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import McpServer, SpawnRequest
+    from pao_core.models import SpawnRequest
 
 AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
