@@ -13,7 +13,6 @@ import attrs
 
 from pao_core.errors import PaoError
 from pao_core.output import print_json
-from pao_historyworker.index import HistoryIndexError, connect, index_transcripts, stats
 from pao_historyworker.options import TOKEN_ENV, TOKEN_FILE, HistoryOptions, ensure_token
 
 if TYPE_CHECKING:
@@ -63,6 +62,9 @@ def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 
 
 def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
+    # loads sqlite3 on use: start-up stays light
+    from pao_historyworker.index import HistoryIndexError, connect, index_transcripts
+
     options = _options(config)
     root = Path(args.folder).expanduser() if args.folder else options.transcripts_path()
     if not root.exists() and args.folder:
@@ -133,6 +135,8 @@ LOCK_WAIT_S = 600.0
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_historyworker.index import HistoryIndexError, connect, stats  # loads sqlite3 on use: start-up stays light
+
     path = _options(config).index_path(config.home)
     try:
         conn = connect(path)
@@ -151,6 +155,7 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_historyworker.index import HistoryIndexError, connect  # loads sqlite3 on use: start-up stays light
     from pao_historyworker.server import make_server  # not needed until this runs: start-up stays light
 
     options = _options(config)
