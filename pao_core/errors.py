@@ -24,9 +24,21 @@ class ValidationError(PaoError):
 class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
 
+    @classmethod
+    def named(cls, name: str) -> UnknownAgent:
+        from pao_core.topic import shown  # topic imports this module
+
+        return cls(f"no agent named {shown(name)} (see 'pao list')")
+
 
 class DuplicateAgent(PaoError):
     """An agent of that name is already in the registry."""
+
+    @classmethod
+    def named(cls, name: str, numbered: bool = False) -> DuplicateAgent:
+        if numbered:
+            return cls(f"no free agent name left for {name!r}")
+        return cls(f"an agent named {name!r} already exists (pick another --name)")
 
 
 class RegistryUnavailable(PaoError):
