@@ -63,7 +63,7 @@ def hook_cost(events: int = 200) -> dict[str, float]:
 
 def first_request(version: str, mode: str, stub, run: int) -> float | None:
     from pao_core import agentdir
-    from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
+    from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
     from pao_core.conversation import send_text
     from pao_core.models import SpawnRequest
     from pao_core.readiness import ScreenReader, wait_ready

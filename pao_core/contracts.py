@@ -109,6 +109,9 @@ class TerminalDriver(abc.ABC):
 
     __slots__ = ()
     name: str
+    screen_notices: ClassVar[tuple[str, ...]] = ()
+    """Starts of lines the terminal itself draws on an agent's screen (tmux's ``Pane is dead``), left out
+    of the agent's last words that pao quotes."""
 
     @abc.abstractmethod
     def availability(self) -> str | None:
@@ -161,6 +164,18 @@ class ReadinessDetector(abc.ABC):
     @abc.abstractmethod
     def classify(self, screen: str) -> ScreenVerdict | None:
         """The screen's state, or ``None`` for no opinion."""
+
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypass")
+"""pao's names, the same for every host: ``default`` asks before running commands (and, in
+Claude Code, before editing); ``bypass`` runs every tool call without asking, so it is opt-in
+(``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
+
+
+def permission_summary(mode: str) -> str:
+    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
+    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
+        mode, "see docs/security.md")
 
 
 class HostAgent(abc.ABC):

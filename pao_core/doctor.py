@@ -20,7 +20,7 @@ import attrs
 
 from pao_core.errors import PaoError, RegistryUnavailable, describe
 from pao_core.files import lock_is_held
-from pao_core.hosts.common import permission_summary
+from pao_core.contracts import permission_summary
 from pao_core.lifecycle import default_driver_name
 from pao_core.registry import FILENAME as REGISTRY_FILE
 from pao_core.registry import JsonRegistry, open_registry

@@ -196,7 +196,7 @@ def _session_mcp(
 
 @attrs.frozen
 class Channels:
-    """What a host's CLI offers pao besides its screen (``pao_core.hosts.common.CliProfile`` documents each)."""
+    """What a host's CLI offers pao besides its screen (``pao_hosts.common.CliProfile`` documents each)."""
 
     session: str | None = None
     events: str | None = None

@@ -48,9 +48,6 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.doctor",
     "pao_core.sections",
     "pao_core.registry",
-    "pao_core.hosts.claude_code",
-    "pao_core.hosts.codex",
-    "pao_core.hosts.gemini",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 
 FIRST_POLL = 0.02
 MAX_POLL = 1.0
-DEAD_MARKER = "Pane is dead"
 
-# Combination order: any blocked wins, then busy, then waiting, then ready.
-_PRECEDENCE = ("blocked", "busy", "waiting", "ready")
+# Combination order: any blocked wins, then dead (a detector that sees the process gone), busy, waiting, ready.
+_PRECEDENCE = ("blocked", "dead", "busy", "waiting", "ready")
 
 
 class AgentBlocked(PaoError):
@@ -87,9 +86,10 @@ def next_delay(still_for: float) -> float:
     return min(MAX_POLL, max(FIRST_POLL, still_for / 20))
 
 
-def last_words(screen: str) -> str:
-    """The last meaningful line of a screen, for one-line error messages."""
-    lines = [line.strip() for line in screen.splitlines() if line.strip() and not line.startswith(DEAD_MARKER)]
+def last_words(screen: str, notices: Sequence[str] = ()) -> str:
+    """The last meaningful line of a screen, for one-line error messages; lines starting with a
+    ``notices`` text are the terminal's (``TerminalDriver.screen_notices``), not the agent's."""
+    lines = [line.strip() for line in screen.splitlines() if line.strip() and not line.startswith(tuple(notices))]
     return lines[-1][:200] if lines else "(empty screen)"
 
 
@@ -129,6 +129,7 @@ def wait_ready(
 ) -> Ready:
     """Poll until the screen reads ready (or busy, for a CLI started with a prompt); raise on blocked or exit."""
     accepted = ("ready", "busy") if busy else ("ready",)
+    notices = driver.screen_notices
     started = clock()
     seen: list[ScreenVerdict] = []
 
@@ -136,15 +137,15 @@ def wait_ready(
         verdict = reader.classify(screen)
         seen.append(verdict)
         if verdict.state == "blocked":
-            raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen)}")
+            raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen, notices)}")
         if verdict.state not in accepted and not driver.is_alive(target):
-            raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target))}")
+            raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target), notices)}")
         return verdict.state in accepted
 
     screen = wait_for(driver, target, accept, timeout, clock=clock)
     if screen is None:
         last = driver.read(target)
         raise ReadyTimeout(
-            f"{name} was not ready after {timeout:.0f} s (screen: {seen[-1].state}; last line: {last_words(last)})"
+            f"{name} was not ready after {timeout:.0f} s (screen: {seen[-1].state}; last line: {last_words(last, notices)})"
         )
     return Ready(seen[-1], screen, clock() - started, len(seen))

@@ -23,7 +23,7 @@ import pytest
 from pao_core import MemoryItem, hookimpl
 from pao_core.cli import main
 from pao_core.contracts import MemoryBackend
-from pao_core.hosts.claude_code import ClaudeCode
+from pao_hosts.claude_code import ClaudeCode
 from pao_core.models import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_testing.anthropic_stub import AnthropicStub
@@ -74,7 +74,7 @@ def test_pao_spawn_primes_the_real_cli(
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(claude_cli))
     monkeypatch.setenv("PAO_TMUX_SOCKET", private_tmux.socket)
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux")
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-hosts")
     reset_plugins()
     get_plugins().manager.register(OneNotePlugin(OneNote(f"The deploy key rotates on Fridays ({marker}).")), name="one-note")
     try:

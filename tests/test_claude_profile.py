@@ -14,7 +14,7 @@ import pytest
 from pao_core.config import load_config
 from pao_core.contracts import HostAgent, ReadinessDetector
 from pao_core.errors import ConfigError, PaoError
-from pao_core.hosts.claude_code import KNOWN_VERSIONS, ClaudeCode, ClaudeCodeOptions, path_key, profile
+from pao_hosts.claude_code import KNOWN_VERSIONS, ClaudeCode, ClaudeCodeOptions, path_key, profile
 from pao_core.models import AgentRecord, SpawnRequest
 
 REQUEST = SpawnRequest(topic="fix the  login\tbug", folder="/tmp/x", name="x")
@@ -117,10 +117,10 @@ def test_pao_plugins_lists_the_claude_code_plugin(tmp_path: Path) -> None:
     result = subprocess.run([pao, "plugins", "--json"], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)["plugins"]}
-    assert set(rows["pao_core.hosts.claude_code"]["hooks"]) == {"pao_config_tables", "pao_host_agents", "pao_readiness_detectors"}
-    assert rows["pao_core.hosts.claude_code"]["default"] is True
+    assert set(rows["claude-code"]["hooks"]) == {"pao_config_tables", "pao_host_agents", "pao_readiness_detectors"}
+    assert rows["claude-code"]["distribution"] == "pao-hosts"
 
 
 def test_importing_pao_core_stays_light() -> None:
-    code = "import sys, pao_core, pao_core.hosts.claude_code; print(sorted(m for m in sys.modules if m.split('.')[0] in {'libtmux','psycopg','sqlalchemy','requests','pytest'}))"
+    code = "import sys, pao_core, pao_hosts.claude_code; print(sorted(m for m in sys.modules if m.split('.')[0] in {'libtmux','psycopg','sqlalchemy','requests','pytest'}))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.hosts.claude_screens import BLOCKERS, NBSP, ClaudeCodeScreens, input_text
+from pao_hosts.claude_screens import BLOCKERS, NBSP, ClaudeCodeScreens, input_text
 
 SCREENS = Path(__file__).parent / "data" / "screens" / "claude-code"
 VERSIONS = sorted(p.name for p in SCREENS.iterdir() if p.is_dir())
@@ -96,11 +96,6 @@ def test_a_conversation_quoting_a_dialog_is_still_ready(version: str) -> None:
     quoted = ["● The trust dialog says: Quick safety check, Do you trust the files, Bypass Permissions mode."]
     screen = "\n".join(lines[:at] + quoted + lines[at:])
     assert detector.classify(screen).state == "ready"
-
-
-def test_an_unexplained_exit_is_dead_with_its_last_words() -> None:
-    verdict = detector.classify("Error: something odd\n\nPane is dead (status 3, Mon Nov 30 01:10:04 2026)\n")
-    assert verdict.state == "dead" and verdict.reason == "Claude Code exited with status 3: Error: something odd"
 
 
 def test_blank_and_starting_screens_have_no_opinion() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pao_core.files import LockTimeout, UnreadableJSON
-from pao_core.hosts import claude_trust
-from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
+from pao_hosts import claude_trust
+from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 
 
 def read(path: Path) -> dict:

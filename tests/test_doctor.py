@@ -22,7 +22,7 @@ import pytest
 
 from pao_core.cli import main
 from pao_core.files import state_lock
-from pao_core.hosts.claude_code import KNOWN_VERSIONS
+from pao_hosts.claude_code import KNOWN_VERSIONS
 from pao_core.models import AgentRecord
 from pao_core.registry import JsonRegistry
 

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
+from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 
 PRESEEDERS = 10
 

@@ -123,7 +123,7 @@ def hostile_memory(path: Path, commands: str) -> Path:
 @pytest.fixture
 def with_longterm(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> Pao:  # noqa: F811
     """The fake host on CLAUDE.md, and the embedded longterm store loaded."""
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-postgres")
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-hosts,pao-postgres")
     reset_plugins()
     get_plugins().manager.register(pao.plugin, name="fake-host")
     pao.plugin.host.context_file = "CLAUDE.md"

@@ -15,9 +15,9 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.delivery import deliver
-from pao_core.hosts.codex import CodexHost
-from pao_core.hosts.common import HostOptions
-from pao_core.hosts.gemini import GeminiHost
+from pao_hosts.codex import CodexHost
+from pao_hosts.common import HostOptions
+from pao_hosts.gemini import GeminiHost
 from pao_core.lifecycle import agent_environment
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.plugins import build_plugins
@@ -45,12 +45,12 @@ def _record(folder: Path, host: str, **changes) -> AgentRecord:
 
 
 @pytest.mark.hook("pao_host_agents")
-def test_both_hosts_are_default_plugins(pao) -> None:
+def test_both_hosts_are_plugins_of_pao_hosts(pao) -> None:
     listing = json.loads(pao("plugins", "--json").stdout)
     rows = {row["name"]: row for row in listing["plugins"]}
-    for module in ("pao_core.hosts.codex", "pao_core.hosts.gemini"):
-        assert rows[module]["default"] is True
-        assert {"pao_host_agents", "pao_readiness_detectors"} <= set(rows[module]["hooks"])
+    for name in ("codex", "gemini"):
+        assert rows[name]["distribution"] == "pao-hosts"
+        assert {"pao_host_agents", "pao_readiness_detectors"} <= set(rows[name]["hooks"])
 
 
 @pytest.mark.parametrize("host", ["codex", "gemini"])
@@ -63,8 +63,8 @@ def test_a_configured_command_is_split_like_a_shell_would(host: str, tmp_path: P
 
 
 def test_command_lines_ask_by_default_and_bypass_only_when_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pao_core.hosts.codex import CodexHost, CodexOptions
-    from pao_core.hosts.gemini import GeminiHost, GeminiOptions
+    from pao_hosts.codex import CodexHost, CodexOptions
+    from pao_hosts.gemini import GeminiHost, GeminiOptions
 
     monkeypatch.setenv("PAO_CODEX_COMMAND", "/opt/codex/bin/codex")
     monkeypatch.setenv("PAO_GEMINI_COMMAND", "/opt/gemini")
@@ -196,7 +196,7 @@ def test_codex_preseed_refuses_a_broken_file(tmp_path: Path, isolated_home: Path
 
 def test_concurrent_codex_preseeds_keep_every_folder(tmp_path: Path, isolated_home: Path) -> None:
     folders = [tmp_path / f"f{i}" for i in range(6)]
-    code = "import sys; from pao_core.hosts.codex import CodexHost; CodexHost().preseed(sys.argv[1])"
+    code = "import sys; from pao_hosts.codex import CodexHost; CodexHost().preseed(sys.argv[1])"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(f)]) for f in folders]
     assert [p.wait(60) for p in procs] == [0] * len(folders)
     projects = tomllib.loads((isolated_home / "user" / ".codex" / "config.toml").read_text())["projects"]

@@ -15,7 +15,7 @@ from pao_core.cli import main
 from pao_core.config import load_config
 from pao_core.delivery import DeliveryError, deliver
 from pao_core.files import SymlinkRefused, atomic_write, update_json
-from pao_core.hosts import claude_trust
+from pao_hosts import claude_trust
 from pao_core.lifecycle import agent_environment
 from pao_core.models import Briefing
 

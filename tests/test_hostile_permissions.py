@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pao_core.config import load_config
-from pao_core.hosts.claude_code import ClaudeCode, ClaudeCodeOptions
+from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 from pao_core.models import SpawnRequest
 from pao_core.plugins import build_plugins
 

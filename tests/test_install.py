@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGINS = ["pao-historyworker", "pao-mcp", "pao-monitor", "pao-postgres", "pao-terminalapp", "pao-tmux"]
+PLUGINS = ["pao-historyworker", "pao-hosts", "pao-mcp", "pao-monitor", "pao-postgres", "pao-terminalapp", "pao-tmux"]
 
 
 def test_scripts_install_puts_pao_and_every_plugin_on_a_path(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_scripts_install_puts_pao_and_every_plugin_on_a_path(tmp_path: Path) -> 
 
     assert run("--version").stdout.startswith("pao ")
     report = json.loads(run("plugins", "--json").stdout)
-    assert sorted(row["distribution"] for row in report["plugins"] if not row["default"]) == PLUGINS
+    assert sorted({row["distribution"] for row in report["plugins"] if not row["default"]}) == PLUGINS
     assert report["failures"] == []
     assert run("config", "--path").stdout == f"{tmp_path}/home/.config/pao/config.toml\n"
     assert run("list", "--json").stdout.strip() == '{\n  "agents": []\n}'

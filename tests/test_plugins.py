@@ -249,24 +249,6 @@ def test_a_firstresult_hook_stops_at_the_first_answer_in_pluggy_order() -> None:
     assert plugins.manager.hook.pao_pick(value=8) == "first:8"
 
 
-def test_of_two_profiles_with_one_name_the_later_registered_plugin_wins() -> None:
-    from pao_core.config import load_config
-    from pao_core.hosts.codex import CodexHost
-
-    class MyCodex(CodexHost):
-        pass
-
-    class Override:
-        @hookimpl
-        def pao_host_agents(self, config):
-            return [MyCodex()]
-
-    plugins = _plugins_with(("override", Override()))
-    hosts = plugins.host_agents(load_config())
-    assert sorted(host.name for host in hosts) == ["claude-code", "codex", "gemini"]
-    assert type(next(host for host in hosts if host.name == "codex")) is MyCodex
-
-
 def test_import_pao_core_stays_light() -> None:
     heavy = ("sqlalchemy", "psycopg", "libtmux", "requests", "appscript")
     code = (

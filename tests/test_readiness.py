@@ -33,6 +33,8 @@ class Broken(ReadinessDetector):
     ("states", "expected"),
     [
         (["ready", "blocked", "busy"], "blocked"),
+        (["ready", "dead", "busy"], "dead"),
+        (["dead", "blocked"], "blocked"),
         (["ready", "waiting"], "waiting"),
         (["waiting", "busy", "ready"], "busy"),
         (["ready", None], "ready"),
@@ -61,5 +63,6 @@ def test_poll_schedule_starts_fast_and_caps() -> None:
 
 
 def test_last_words() -> None:
-    assert last_words("first\n  Error: nope  \n\nPane is dead (status 1, now)\n") == "Error: nope"
+    assert last_words("first\n  Error: nope  \n\n[exited with 1]\n", ("[exited",)) == "Error: nope"
+    assert last_words("first\n  Error: nope  \n\n[exited with 1]\n") == "[exited with 1]"
     assert last_words("\n\n") == "(empty screen)"

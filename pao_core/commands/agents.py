@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
 from pao_core.errors import PaoError
-from pao_core.hosts.common import PERMISSION_MODES, permission_summary
+from pao_core.contracts import PERMISSION_MODES, permission_summary
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
 

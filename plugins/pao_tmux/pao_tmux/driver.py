@@ -24,6 +24,7 @@ import attrs
 from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
 from pao_core.launch import discard_spec, launcher_argv, write_spec
+from pao_tmux.screens import DEAD_NOTICE
 
 if TYPE_CHECKING:
     import libtmux
@@ -61,6 +62,7 @@ class TmuxDriver(TerminalDriver):
 
     options: TmuxOptions = TmuxOptions()
     name: str = "tmux"
+    screen_notices = (DEAD_NOTICE,)
 
     # -- the protocol ------------------------------------------------------------
 

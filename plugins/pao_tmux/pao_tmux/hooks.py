@@ -9,7 +9,7 @@ from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import TerminalDriver
+    from pao_core.contracts import ReadinessDetector, TerminalDriver
 
 
 @hookimpl
@@ -22,3 +22,10 @@ def pao_terminal_drivers(config: PaoConfig) -> list[TerminalDriver]:
     from pao_tmux.driver import TmuxDriver, TmuxOptions  # libtmux: loaded on use, not at start-up
 
     return [TmuxDriver(config.options("terminals", "tmux", TmuxOptions))]
+
+
+@hookimpl
+def pao_readiness_detectors(config: PaoConfig) -> list[ReadinessDetector]:
+    from pao_tmux.screens import ExitedPane  # loaded on use, like the driver
+
+    return [ExitedPane()]

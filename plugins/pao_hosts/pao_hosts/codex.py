@@ -19,9 +19,9 @@ import attrs
 from pao_core.config import ConfigTable
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts import mcp as hosts_mcp
-from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
-from pao_core.hosts.screens import RuleDetector, ScreenRule
+from pao_hosts import mcp as hosts_mcp
+from pao_hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
+from pao_hosts.screens import RuleDetector, ScreenRule
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -189,7 +189,7 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", NAME, CodexOptions, {"PAO_CODEX_COMMAND": "command"})]
 
 
-@hookimpl
+@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> list[CodexHost]:
     return [CodexHost(config.options("hosts", NAME, CodexOptions), config.briefing.budget_chars)]
 

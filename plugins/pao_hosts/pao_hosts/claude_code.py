@@ -25,10 +25,10 @@ import attrs
 from pao_core.agentdir import BRIEFING, EVENTS, append_command
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts import mcp as hosts_mcp
-from pao_core.hosts import claude_trust
-from pao_core.hosts.claude_screens import ClaudeCodeScreens
-from pao_core.hosts.common import CliProfile, HostOptions
+from pao_hosts import mcp as hosts_mcp
+from pao_hosts import claude_trust
+from pao_hosts.claude_screens import ClaudeCodeScreens
+from pao_hosts.common import CliProfile, HostOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -186,7 +186,7 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", "claude-code", ClaudeCodeOptions, {"PAO_CLAUDE_COMMAND": "command"})]
 
 
-@hookimpl
+@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> Iterable[ClaudeCode]:
     return [profile(config)]
 

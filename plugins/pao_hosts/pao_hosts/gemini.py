@@ -19,9 +19,9 @@ import attrs
 
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
-from pao_core.hosts import mcp as hosts_mcp
-from pao_core.hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
-from pao_core.hosts.screens import RuleDetector, ScreenRule
+from pao_hosts import mcp as hosts_mcp
+from pao_hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
+from pao_hosts.screens import RuleDetector, ScreenRule
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -177,7 +177,7 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", NAME, GeminiOptions, {"PAO_GEMINI_COMMAND": "command"})]
 
 
-@hookimpl
+@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> list[GeminiHost]:
     return [GeminiHost(config.options("hosts", NAME, GeminiOptions))]
 

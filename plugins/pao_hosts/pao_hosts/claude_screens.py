@@ -1,4 +1,4 @@
-"""Reading Claude Code's screen: ready, busy, waiting on a menu, blocked by a dialog, or dead.
+"""Reading Claude Code's screen: ready, busy, waiting on a menu, or blocked by a dialog.
 
 Ready is the input box: a line starting with ``❯`` and a NO-BREAK SPACE (U+00A0, not
 an ASCII space; 1.0.x shows ``>`` instead; 2.0.x with ``CI`` set draws the glyph
@@ -7,7 +7,8 @@ another below it, plus the footer ``bypass permissions on`` when pao started the
 agent in bypass mode. Dialogs also draw ``❯`` (``❯ 1. Yes``, ``❯ No, exit``), but
 with an ASCII space and never between two rules, so the glyph alone proves nothing.
 Dialog texts count only while no input box is shown, so a conversation that quotes
-them does not block the agent.
+them does not block the agent. An exited agent is the terminal's to recognise (pao-tmux
+contributes a detector for its ``Pane is dead`` line); a blocker's text still says why.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")
 _INPUT = re.compile(r"^[│\s]{0,3}[❯>](?:" + NBSP + r"(?P<text>.*?))?[\s│]*$")
 _NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
-_DEAD = re.compile(r"^Pane is dead \(status (?P<status>-?\d+)", re.MULTILINE)
 
 ASK_USER_TO_RUN = "run `claude` once yourself in that folder, answer it, then spawn again"
 
@@ -130,17 +130,12 @@ class ClaudeCodeScreens(ReadinessDetector):
     hosts: Sequence[str] = ("claude-code",)
 
     def classify(self, screen: str) -> ScreenVerdict | None:
-        dead = _DEAD.search(screen)
         box = input_box(screen)
         for blocker in BLOCKERS:
             if blocker.dialog and box is not None:
                 continue
             if any(needle in screen for needle in blocker.needles):
                 return ScreenVerdict("blocked", blocker.reason, self.name)  # even if it exited: say why
-        if dead:
-            last = _last_words(screen[: dead.start()])
-            said = f": {last}" if last else ""
-            return ScreenVerdict("dead", f"Claude Code exited with status {dead['status']}{said}", self.name)
         if _NUMBERED_CHOICE.search(screen):
             return ScreenVerdict("waiting", "Claude Code waits for a choice in a menu", self.name)
         if "esc to interrupt" in screen:
@@ -150,8 +145,3 @@ class ClaudeCodeScreens(ReadinessDetector):
                 return None  # the footer renders a moment after the box; not ready yet
             return ScreenVerdict("ready", None, self.name)
         return None
-
-
-def _last_words(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""

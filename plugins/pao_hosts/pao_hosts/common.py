@@ -32,18 +32,8 @@ class HostOptions:
     command: str | None = None
     args: tuple[str, ...] = ()
     env: dict[str, str] = attrs.field(factory=dict)
-
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypass")
-"""pao's names, the same for every host: ``default`` asks before running commands (and, in
-Claude Code, before editing); ``bypass`` runs every tool call without asking, so it is opt-in
-(``pao spawn --permission-mode bypass`` or ``permission_mode = "bypass"`` in the host's table)."""
-
-
-def permission_summary(mode: str) -> str:
-    """What the agent does in ``mode``, in words (``pao spawn`` and ``pao doctor`` print it)."""
-    return {"bypass": "runs every command WITHOUT asking", "default": "asks before running commands"}.get(
-        mode, "see docs/security.md")
+    permission_mode: str = "default"
+    """One of :data:`pao_core.contracts.PERMISSION_MODES` (a profile narrows it to those its CLI has)."""
 
 
 class CliProfile(HostAgent):
@@ -61,9 +51,8 @@ class CliProfile(HostAgent):
     """Versions whose screens and settings pao was measured against."""
 
     def permission_mode(self) -> str:
-        """The permission mode the agent starts in (pao's name, see :data:`PERMISSION_MODES`)."""
-        mode = getattr(self.options, "permission_mode", "default")
-        return "bypass" if mode == "bypassPermissions" else mode
+        """The permission mode the agent starts in (pao's name, see :data:`pao_core.contracts.PERMISSION_MODES`)."""
+        return "bypass" if self.options.permission_mode == "bypassPermissions" else self.options.permission_mode
 
     def executable(self) -> list[str]:
         """The command that runs the CLI, without pao's flags; a one-line error naming the fix when missing.

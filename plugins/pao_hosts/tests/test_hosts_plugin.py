@@ -1,0 +1,74 @@
+"""pao-hosts as pao sees it: three plugins found through the entry points, their profiles, and their order."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pao_core.config import load_config
+from pao_core.hookspecs import hookimpl
+from pao_core.models import SpawnRequest
+from pao_core.plugins import build_plugins
+from pao_hosts.codex import CodexHost
+
+HOSTS = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}
+
+
+def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.CompletedProcess[str]:
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(config, encoding="utf-8")
+    env = {**os.environ, "PAO_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PAO_CONFIG": str(config_file),
+           "PAO_LOAD_PLUGINS": "pao-hosts"}
+    env.pop("PAO_DISABLE_PLUGINS", None)
+    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+
+
+def test_pao_plugins_lists_one_plugin_per_cli(tmp_path: Path) -> None:
+    done = run_pao(tmp_path, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = {row["name"]: row for row in report["plugins"] if row["distribution"] == "pao-hosts"}
+    assert sorted(rows) == sorted(HOSTS)
+    for row in rows.values():
+        assert row["default"] is False
+        assert row["hooks"] == ["pao_config_tables", "pao_host_agents", "pao_readiness_detectors"]
+    assert report["failures"] == []
+
+
+@pytest.mark.hook("pao_host_agents")
+def test_each_profile_is_found_and_configured_through_its_table(tmp_path: Path) -> None:
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": "pao-hosts"})
+    (tmp_path / "config.toml").write_text('[hosts.codex]\ncommand = "/opt/codex"\nargs = ["--profile", "work"]\n')
+    config = load_config(environ={"PAO_HOME": str(tmp_path / "home"), "PAO_CONFIG": str(tmp_path / "config.toml")},
+                         tables=plugins.config_tables())
+    hosts = {host.name: host for host in plugins.host_agents(config)}
+    assert sorted(hosts) == sorted(HOSTS)
+    request = SpawnRequest(topic="fix the parser", folder=str(tmp_path), name="parser", host="codex")
+    command = hosts["codex"].command(request)
+    assert command[0] == "/opt/codex" and command[-2:] == ["--profile", "work"]
+    assert {d.hosts[0] for d in plugins.readiness_detectors(config) if d.hosts} == set(HOSTS)
+
+
+def test_another_plugins_profile_of_the_same_name_comes_first(tmp_path: Path) -> None:
+    class MyCodex(CodexHost):
+        pass
+
+    class Mine:
+        @hookimpl
+        def pao_host_agents(self, config):
+            return [MyCodex()]
+
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    plugins.manager.register(Mine(), name="mine")  # before pao-hosts' own
+    for module in ("pao_hosts.claude_code", "pao_hosts.codex", "pao_hosts.gemini"):
+        plugins.manager.register(importlib.import_module(module), name=module)
+    hosts = plugins.host_agents(load_config(environ={"PAO_HOME": str(tmp_path)}))
+    assert sorted(host.name for host in hosts) == sorted(HOSTS)
+    assert type(next(host for host in hosts if host.name == "codex")) is MyCodex
