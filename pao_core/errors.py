@@ -21,13 +21,16 @@ class ValidationError(PaoError):
     exit_code = 2
 
 
+def shown(text: str, limit: int = 80) -> str:
+    """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
 
     @classmethod
     def named(cls, name: str) -> UnknownAgent:
-        from pao_core.topic import shown  # topic imports this module
-
         return cls(f"no agent named {shown(name)} (see 'pao list')")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
 from pao_core.registry import JsonRegistry
-from registry_support.workload import COUNTER, assert_holds, read_journal, record, replay
+from registry_support.workload import assert_holds, read_journal, record, replay
 
 WORKERS = 16
 OPERATIONS = 100
@@ -28,14 +28,13 @@ TESTS = Path(__file__).resolve().parent
 
 def test_sixteen_processes_of_random_operations_account_for_every_one(tmp_path: Path) -> None:
     home = tmp_path / "pao"
-    JsonRegistry(home, "here").add(record(COUNTER, 0))
     journals = tmp_path / "journals"
     journals.mkdir()
     (tmp_path / "config.toml").write_text('[machine]\nname = "here"\n')
     env = {**os.environ, "PAO_HOME": str(home), "PAO_CONFIG": str(tmp_path / "config.toml")}
     workers = [
         subprocess.Popen([sys.executable, "-m", "registry_support.workload", str(w), str(OPERATIONS),
-                          str(journals / f"{w}.jsonl")], cwd=TESTS, env=env, stderr=subprocess.PIPE, text=True)
+                          str(journals / f"{w}.jsonl"), "derived"], cwd=TESTS, env=env, stderr=subprocess.PIPE, text=True)
         for w in range(WORKERS)
     ]
     for process in workers:

@@ -1,6 +1,6 @@
 """A registry workload for many processes at once, journaled so that a test can account for every operation.
 
-``python -m registry_support.workload WORKER OPERATIONS JOURNAL`` runs in a process of its
+``python -m registry_support.workload WORKER OPERATIONS JOURNAL [MIX]`` runs in a process of its
 own with the registry that ``pao`` would use there (``PAO_HOME``, ``PAO_CONFIG``: this
 machine's ``[machine] name`` and ``[registry] url``). Each operation is journaled twice, a
 ``try`` line before it and a ``done`` line after it, so that an operation interrupted by a
@@ -32,11 +32,17 @@ def record(name: str, worker: int) -> AgentRecord:
     return AgentRecord(name=name, folder=f"/srv/w{worker}", topic="t", host="fake", terminal="tmux", target="")
 
 
-def operate(registry: RegistryStore, worker: int, operations: int, journal: Path, *, shared: bool = True) -> None:
-    """Random named and derived adds, contended adds of one name, updates, increments, removals and reads.
+MIXES = {
+    "own": (),
+    "derived": ("derived",),
+    "all": ("derived", "race", "count"),
+}
+"""Operations on names other workers use too, besides each worker's own adds, updates, removals and reads:
+derived names (``shared``, ``shared-2``...), adds of one name raced for, increments of the counter."""
 
-    ``shared``: also the operations on names other workers use (derived names, races, the counter).
-    """
+
+def operate(registry: RegistryStore, worker: int, operations: int, journal: Path, *, mix: str = "all") -> None:
+    """Random named and derived adds, contended adds of one name, updates, increments, removals and reads."""
     rng = random.Random(worker)
     mine: list[str] = []
     state = ""
@@ -48,7 +54,7 @@ def operate(registry: RegistryStore, worker: int, operations: int, journal: Path
 
         for op in range(operations):
             kinds = ["add", "update", "update", "remove", "read"] if mine else ["add"]
-            kinds += ["derived", "race", "count"] if shared else []
+            kinds += MIXES[mix]
             kind = rng.choice(kinds)
             if kind == "add":
                 name = f"w{worker}-{op}"
@@ -167,9 +173,8 @@ def main(argv: list[str]) -> int:
     from pao_core.registry import open_registry
 
     worker, operations, journal = int(argv[0]), int(argv[1]), Path(argv[2])
-    shared = len(argv) < 4 or argv[3] != "own"
     try:
-        operate(open_registry(load_config()), worker, operations, journal, shared=shared)
+        operate(open_registry(load_config()), worker, operations, journal, mix=argv[3] if len(argv) > 3 else "all")
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)
         return exc.exit_code
