@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pao_core.errors import ConfigError, PaoError
 
@@ -45,26 +46,57 @@ def _not_available(args: argparse.Namespace, config: PaoConfig) -> int:
     raise PaoError(f"'pao {args.command}' is not available: the plugin that provides it is not installed")
 
 
-def build_parser(config: PaoConfig, plugins: Plugins) -> argparse.ArgumentParser:
+def build_parser(config: PaoConfig | None, plugins: Plugins | None, command: str | None = None,
+                 catalog: Mapping[str, Any] | None = None) -> argparse.ArgumentParser:
+    """The ``pao`` parser. With the plugin index (``catalog``), only the plugins that add ``command`` are
+    imported and only their commands built; without a known command every command stands in by its
+    name and help, which is all ``--help`` and a usage error show of it."""
     parser = _Parser(prog="pao", description="Spawn coding agents that start knowing what matters.")
-    parser.add_argument("--version", action="version", version=f"pao {_version()}")
+    parser.add_argument("--version", action="version", version=f"pao {_version(catalog)}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    plugins.add_commands(subparsers, config)
+    if catalog is None:
+        plugins.add_commands(subparsers, config)
+    else:
+        providers = {provider for name, _, aliases, provider in catalog["commands"] if command in (name, *aliases)}
+        for provider in providers:  # a known command: the others would only be listed, and nothing lists them
+            plugins.add_commands(subparsers, config, only=provider)
+        if providers:
+            return parser
+        for name, help_text, aliases, _ in catalog["commands"]:
+            _stand_in(subparsers, name, help_text, aliases)
     for name, help_text in RESERVED_COMMANDS.items():
         if name not in subparsers.choices:
-            reserved = subparsers.add_parser(name, help=f"{help_text} (not installed)", add_help=False)
-            reserved.add_argument("rest", nargs=argparse.REMAINDER)
-            reserved.set_defaults(func=_not_available)
+            _stand_in(subparsers, name, f"{help_text} (not installed)").set_defaults(func=_not_available)
     return parser
 
 
-def _version() -> str:
+def _stand_in(subparsers: argparse._SubParsersAction, name: str, help_text: str | None,
+              aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
+    stand_in = subparsers.add_parser(name, aliases=aliases, add_help=False,
+                                     **({} if help_text is None else {"help": help_text}))
+    stand_in.add_argument("rest", nargs=argparse.REMAINDER)
+    return stand_in
+
+
+def _version(catalog: Mapping[str, Any] | None) -> str:
+    if catalog is not None:
+        return catalog["version"] or "unknown"
     from importlib.metadata import PackageNotFoundError, version  # only this path needs it: start-up stays light
 
     try:
         return version("pao-core")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command word: the first argument that is not an option (``pao`` itself takes none with a value)."""
+    for position, argument in enumerate(argv):
+        if argument == "--":
+            return argv[position + 1] if position + 1 < len(argv) else None
+        if not argument.startswith("-"):
+            return argument
+    return None
 
 
 def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
@@ -78,21 +110,36 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
-
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        command = _command(argv)
+        if command is None and "pao_core.plugins" not in sys.modules:
+            from pao_core.plugin_index import read_index  # the standard library only: --help stays light
+
+            catalog = read_index(os.environ)
+            if catalog is not None:  # --help, --version or no command: no plugin, no configuration
+                parser = build_parser(None, None, catalog=catalog)
+                parser.parse_args(argv)
+                return _usage(parser)
+        from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use
+
         plugins = get_plugins()
         config, config_error = _load_config(plugins)
-        parser = build_parser(config, plugins)
+        if plugins.index is None:  # a complete load: the next run starts from its index
+            save_index(plugins, config)
+        parser = build_parser(config, plugins, command, plugins.catalog)
         args = parser.parse_args(argv)
         func = getattr(args, "func", None)
         if not func:
-            parser.print_help(sys.stderr)
-            return 2
+            return _usage(parser)
         if getattr(func, "tolerates_config_error", False):
             args.config_error = config_error
         elif config_error is not None:
             raise config_error
+        for router in plugins.command_routers(config):  # say, the agent runs on another machine
+            routed = router.route(args, config)
+            if routed is not None:
+                return routed
         return int(func(args, config) or 0)
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)
@@ -106,6 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"pao: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
 
 
 def run() -> None:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
-                                TerminalDriver)
+from pao_core.contracts import (BriefingSection, CommandRouter, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector,
+                                RegistryStore, TerminalDriver)
 from pao_core.models import McpServer
 
 if TYPE_CHECKING:
@@ -63,12 +63,29 @@ def pao_config_tables() -> Iterable[ConfigTable] | None:
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     """Add subcommands (or a command group) to the ``pao`` command line.
 
-    Called once per ``pao`` run, while the parser is built, before any command runs.
+    Called while the parser is built, before any command runs: in runs whose command is
+    one of this plugin's, and in a complete load (which records the commands' names and
+    help in the plugin index: ``pao --help`` then imports no plugin).
     A command sets ``func=callable(args, config) -> int`` on its parser with
     ``set_defaults``; raising ``pao_core.errors.PaoError`` gives the user one line.
 
     :param subparsers: the ``add_subparsers()`` object of the ``pao`` parser.
     :param config: the effective configuration.
+    """
+
+
+@collects(CommandRouter)
+def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
+    """Return routers that may run a command somewhere else than here.
+
+    Called once per ``pao`` command, after its arguments were parsed and before it
+    runs. Each router's ``route(args, config)`` answers in call order: the first exit
+    code wins, ``None`` lets the command run here. pao-machines' router runs an agent's
+    command (``status``, ``send``, ``kill``...) on the machine that runs the agent, and
+    ``pao spawn --on TARGET`` there.
+
+    :param config: the effective configuration.
+    :returns: routers following ``pao_core.contracts.CommandRouter``.
     """
 
 

@@ -7,38 +7,37 @@ that fails to import, or whose hook raises, is recorded and reported by
 ``pao plugins``; the others keep working.
 
 Hooks are called through pluggy itself, so call order, ``tryfirst``/``trylast``,
-``firstresult`` and ``wrapper=True`` implementations work as pluggy documents. What
-pao adds happens once, when a plugin is registered: each implementation is wrapped so
-that its exception is recorded (and it answers ``None``, which pluggy skips), and what
-a collection hook returns is checked against the contract its spec names
-(``hookspecs.RETURNS``); an object that is not one is recorded and dropped.
+``firstresult`` and ``wrapper=True`` implementations work as pluggy documents
+(``pao_core.isolation`` records a failing implementation). After a complete load,
+``pao_core.plugin_index`` keeps what was found, and later runs import a plugin only
+when a hook it implements is called.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
 import pluggy
 
-from pao_core import hookspecs
+from pao_core import hookspecs, plugin_index
+from pao_core.contracts import ConfigTable
 from pao_core.errors import describe
+from pao_core.isolation import IsolatingManager, checked
+from pao_core.plugin_index import ENTRY_POINT_GROUP
 
 if TYPE_CHECKING:
     import argparse
 
-    from pao_core.config import ConfigTable, PaoConfig
-    from pao_core.contracts import (BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
-                                    TerminalDriver)
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import (BriefingSection, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
+                                    RegistryStore, TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
-
-ENTRY_POINT_GROUP = "pao"
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
@@ -50,8 +49,6 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.registry",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
-
-Record = Callable[[BaseException], None]
 
 
 @attrs.frozen
@@ -70,125 +67,79 @@ class PluginSource:
     distribution: str | None
     version: str | None
     default: bool = False
-
-
-class IsolatingManager(pluggy.PluginManager):
-    """pluggy's manager, with each hook implementation's failure isolated and recorded."""
-
-    def __init__(self, project_name: str, record: Callable[[str, str, BaseException], None]) -> None:
-        super().__init__(project_name)
-        self._record = record
-
-    def register(self, plugin: object, name: str | None = None) -> str | None:
-        registered = super().register(plugin, name)
-        for caller in self.get_hookcallers(plugin) or ():
-            for impl in caller.get_hookimpls():
-                if impl.plugin is plugin:
-                    record = functools.partial(self._record, impl.plugin_name, caller.name)
-                    impl.function = _isolated(impl, hookspecs.RETURNS.get(caller.name), record)
-        return registered
-
-
-def _isolated(impl: pluggy.HookImpl, contract: type | None, record: Record) -> Callable[..., Any]:
-    """``impl``'s function, recording its exception (answering ``None``) and checking what it returns."""
-    function = impl.function
-    if impl.wrapper or impl.hookwrapper:
-        return _isolated_wrapper(function, record)
-
-    @functools.wraps(function)
-    def call(*args: Any) -> Any:
-        try:
-            result = function(*args)
-            return result if contract is None or result is None else checked(result, contract, record)
-        except Exception as exc:  # a plugin's bug must not break the others
-            record(exc)
-            return None
-
-    return call
-
-
-def _isolated_wrapper(function: Callable[..., Iterator[Any]], record: Record) -> Callable[..., Any]:
-    """A wrapper implementation whose failure, before or after its ``yield``, leaves the result as it was."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any) -> Iterator[Any]:
-        try:
-            generator = function(*args)
-            next(generator)
-        except Exception as exc:  # includes StopIteration: a wrapper that never yields
-            record(exc)
-            return (yield)
-        try:
-            result = yield
-        except BaseException:  # the call itself was interrupted: nothing of the plugin's to record
-            generator.close()
-            raise
-        try:
-            generator.send(result)
-        except StopIteration as stop:
-            return stop.value
-        except Exception as exc:
-            record(exc)
-            return result
-        generator.close()
-        record(RuntimeError("the wrapper yielded more than once"))
-        return result
-
-    return wrapper
-
-
-def checked(result: Any, contract: type, record: Record) -> list[Any]:
-    """What a collection hook returned, as a list of ``contract`` objects; anything else is recorded."""
-    if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
-        raise TypeError(f"returned {type(result).__name__}, not a list of {contract.__name__}")
-    objects = []
-    for obj in result:
-        if isinstance(obj, contract):
-            objects.append(obj)
-        else:
-            record(TypeError(f"returned a {type(obj).__name__}, not a {contract.__module__}.{contract.__qualname__}"))
-    return objects
+    value: str | None = attrs.field(default=None, eq=False)
+    """The entry point's ``module:attr`` (a default plugin's module name)."""
 
 
 @attrs.define
 class Plugins:
-    """The loaded plugins of one ``pao`` process, and one typed method per hook."""
+    """The plugins of one ``pao`` process, and one typed method per hook.
+
+    Built from the plugin index (:mod:`pao_core.plugin_index`), a plugin is imported
+    only when a hook it implements is first called, and registered in the order a
+    complete load registers it, so pluggy's call order is the same either way.
+    """
 
     manager: IsolatingManager = attrs.field(init=False)
     sources: dict[str, PluginSource] = attrs.field(factory=dict)
     failures: list[PluginFailure] = attrs.field(factory=list)
     limited: bool = False
     """Plugin loading was limited by ``PAO_LOAD_PLUGINS`` or ``PAO_DISABLE_PLUGINS``."""
+    index: dict[str, Any] | None = None
+    """The plugin index this was built from (plugins, commands, tables), or ``None`` after a complete load."""
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
+    _loading: threading.RLock = attrs.field(factory=threading.RLock, repr=False)
+    _pending: dict[str, dict[str, Any]] = attrs.field(factory=dict, repr=False)
+    _order: dict[str, int] = attrs.field(factory=dict, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self.manager = IsolatingManager(ENTRY_POINT_GROUP, self.record_failure)
         self.manager.add_hookspecs(hookspecs)
+        if self.index is not None:
+            self._pending = {entry["name"]: entry for entry in self.index["plugins"]}
+            self._order = {name: position for position, name in enumerate(self._pending)}
 
     @property
     def complete(self) -> bool:
         """Every installed plugin is loaded (none limited, none failed to load)."""
         return not self.limited and not any(f.stage == "load" for f in self.failures)
 
-    # -- hooks, one method each --------------------------------------------------
+    @property
+    def catalog(self) -> dict[str, Any] | None:
+        """The index's commands and tables, while no plugin was registered beside it (by hand, in tests)."""
+        if self.index is None or any(name not in self._order for name, _ in self.manager.list_name_plugin()):
+            return None
+        return self.index
+
+    # -- hooks, one method each (through ``_hook`` or ``collect``: they import what the hook needs) --
 
     def config_tables(self) -> list[ConfigTable]:
+        if self.catalog is not None and self.catalog["tables"] is not None:
+            return [ConfigTable(kind, name, options, env) for kind, name, options, env in self.catalog["tables"]]
         return self.collect("pao_config_tables")
 
-    def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
-        self.manager.hook.pao_add_commands(subparsers=subparsers, config=config)
+    def add_commands(self, subparsers: argparse._SubParsersAction, config: PaoConfig, only: str | None = None) -> None:
+        """Every plugin's commands, or ``only`` that plugin's."""
+        if only is None:
+            self._hook("pao_add_commands")(subparsers=subparsers, config=config)
+        else:
+            self.load(only=only)
+            self.manager.subset_hook_caller("pao_add_commands", self._others(only))(subparsers=subparsers, config=config)
+
+    def command_routers(self, config: PaoConfig) -> list[CommandRouter]:
+        return self.collect("pao_command_routers", config=config)
 
     def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
         return self.collect("pao_memory_backends", config=config)
 
     def load_corpus(self, corpus: Path, config: PaoConfig) -> list[str]:
-        return self.manager.hook.pao_load_corpus(corpus=corpus, config=config)
+        return self._hook("pao_load_corpus")(corpus=corpus, config=config)
 
     def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
         return self.collect("pao_briefing_sections", config=config)
 
     def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
-        self.manager.hook.pao_briefing_written(briefing=briefing, folder=folder, path=path)
+        self._hook("pao_briefing_written")(briefing=briefing, folder=folder, path=path)
 
     def host_agents(self, config: PaoConfig) -> list[HostAgent]:
         """One profile per name: the first in call order (an installed plugin's before pao's own)."""
@@ -205,13 +156,50 @@ class Plugins:
         return self.collect("pao_session_mcp_servers", config=config, request=request)
 
     def agent_spawned(self, record: AgentRecord) -> None:
-        self.manager.hook.pao_agent_spawned(record=record)
+        self._hook("pao_agent_spawned")(record=record)
 
     def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-        self.manager.hook.pao_agent_state_changed(record=record, old_state=old_state, new_state=new_state, source=source)
+        self._hook("pao_agent_state_changed")(record=record, old_state=old_state, new_state=new_state, source=source)
 
     def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
         return self.collect("pao_registry_stores", config=config)
+
+    # -- loading on use ------------------------------------------------------------
+
+    def _hook(self, name: str) -> Any:
+        self.load(name)
+        return getattr(self.manager.hook, name)
+
+    def load(self, hook: str | None = None, *, only: str | None = None) -> None:
+        """Import and register the indexed plugins that implement ``hook`` (``only`` that one; neither: all).
+
+        A plugin that belongs before one already registered is registered with the later
+        ones again after it, so each hook's implementations keep a complete load's order.
+        """
+        with self._loading:
+            wanted = [name for name, entry in self._pending.items()
+                      if (only is None or name == only) and (hook is None or hook in entry["hooks"])]
+            if not wanted:
+                return
+            first = self._order[wanted[0]]
+            later = [(name, plugin) for name, plugin in self.manager.list_name_plugin()
+                     if plugin is not None and self._order.get(name, len(self._order)) > first]
+            for name, plugin in later:
+                self.manager.unregister(plugin, name)
+            batch = {name: None for name in wanted} | dict(later)
+            for name in sorted(batch, key=lambda n: self._order.get(n, len(self._order))):
+                plugin = batch[name]
+                if plugin is not None:
+                    self.manager.register(plugin, name=name)
+                    continue
+                entry = self._pending.pop(name)
+                try:
+                    self.manager.register(plugin_index.load_object(entry["value"]), name=name)
+                except Exception as exc:  # a broken plugin is reported, the rest still load
+                    self.manager.set_blocked(name)
+                    self.failures.append(PluginFailure(name, "load", describe(exc)))
+                    continue
+                self.sources[name] = PluginSource(entry["distribution"], entry["version"], entry["default"], entry["value"])
 
     # -- machinery -----------------------------------------------------------------
 
@@ -224,6 +212,7 @@ class Plugins:
 
         ``only`` names one plugin whose implementation alone is called (``pao plugins``).
         """
+        self.load(hook_name)
         caller = self.manager.subset_hook_caller(hook_name, self._others(only)) if only else getattr(self.manager.hook, hook_name)
         contract = hookspecs.RETURNS[hook_name]
         objects = []
@@ -239,6 +228,7 @@ class Plugins:
 
     def describe(self) -> list[dict[str, Any]]:
         """Every registered plugin with its source and the hooks it implements."""
+        self.load()
         rows = []
         for name, plugin in self.manager.list_name_plugin():
             if plugin is None:
@@ -279,22 +269,26 @@ def _normalise(dist_name: str) -> str:
     return dist_name.lower().replace("_", "-").replace(".", "-")
 
 
+def _limits(env: Mapping[str, str]) -> tuple[set[str] | None, set[str]]:
+    wanted = _env_list(env, "PAO_LOAD_PLUGINS")
+    disabled = _env_list(env, "PAO_DISABLE_PLUGINS") or set()
+    return ({_normalise(n) for n in wanted} if wanted is not None else None), {_normalise(n) for n in disabled}
+
+
 def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     """Make a plugin manager, register the defaults, load entry points (once)."""
     env = os.environ if environ is None else environ
     plugins = Plugins()
     manager = plugins.manager
+    core_version = _version("pao-core")
     for module_name in DEFAULT_PLUGINS:
         module = importlib.import_module(module_name)
         manager.register(module, name=module_name)
-        plugins.sources[module_name] = PluginSource("pao-core", _version("pao-core"), default=True)
+        plugins.sources[module_name] = PluginSource("pao-core", core_version, default=True, value=module_name)
 
-    wanted = _env_list(env, "PAO_LOAD_PLUGINS")
-    disabled = _env_list(env, "PAO_DISABLE_PLUGINS") or set()
-    wanted_norm = {_normalise(n) for n in wanted} if wanted is not None else None
-    plugins.limited = wanted is not None or bool(disabled)
-    disabled_norm = {_normalise(n) for n in disabled}
-    for entry_point, dist, dist_version in installed_entry_points():
+    wanted_norm, disabled_norm = _limits(env)
+    plugins.limited = wanted_norm is not None or bool(disabled_norm)
+    for entry_point, dist, dist_version in plugin_index.scan_entry_points():
         dist_norm = _normalise(dist) if dist else ""
         if wanted_norm is not None and dist_norm not in wanted_norm:
             continue
@@ -310,53 +304,30 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             manager.set_blocked(entry_point.name)
             plugins.failures.append(PluginFailure(entry_point.name, "load", describe(exc)))
             continue
-        plugins.sources[entry_point.name] = PluginSource(dist, dist_version)
+        plugins.sources[entry_point.name] = PluginSource(dist, dist_version, value=entry_point.value)
     manager.check_pending()
     return plugins
 
 
-def installed_entry_points() -> list[tuple[importlib.metadata.EntryPoint, str | None, str | None]]:
-    """The ``pao`` entry points with their distribution's name and version, from a cache when nothing changed.
-
-    Scanning every installed distribution's metadata costs more than the rest of
-    ``pao --help``. The cache (in the user's cache folder) is keyed by the interpreter
-    and the modification times of the folders on ``sys.path``, which change whenever a
-    distribution is installed, upgraded or removed.
-    """
-    import json  # only this path needs it: start-up stays light
-    import sys  # only this path needs it: start-up stays light
-
-    import platformdirs  # only this path needs it: start-up stays light
-
-    key = [sys.executable, *[[path, _mtime_ns(path)] for path in sys.path]]
-    cache = Path(platformdirs.user_cache_dir("pao")) / "entry-points.json"
-    try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached["key"] == key:
-            return [(importlib.metadata.EntryPoint(n, v, ENTRY_POINT_GROUP), d, dv) for n, v, d, dv in cached["points"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    found = [(ep, ep.dist.name if ep.dist else None, ep.dist.version if ep.dist else None)
-             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
-    points = [[ep.name, ep.value, dist, version] for ep, dist, version in found]
-    try:  # a cache that cannot be written only costs the next run its scan
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
-        temporary.write_text(json.dumps({"key": key, "points": points}), encoding="utf-8")
-        os.replace(temporary, cache)
-    except OSError:
-        pass
-    return found
-
-
-def _mtime_ns(path: str) -> int | None:
-    try:
-        return os.stat(path or ".").st_mtime_ns
-    except OSError:
+def indexed_plugins(environ: Mapping[str, str]) -> Plugins | None:
+    """Plugins that import themselves on use, from the plugin index while it holds; else ``None``."""
+    index = plugin_index.read_index(environ)
+    if index is None:
         return None
+    wanted_norm, disabled_norm = _limits(environ)
+    return Plugins(limited=wanted_norm is not None or bool(disabled_norm), index=index)
+
+
+def save_index(plugins: Plugins, config: PaoConfig, environ: Mapping[str, str] | None = None) -> None:
+    """After a complete load, write the plugin index the next runs start from (not when anything failed)."""
+    catalog = plugin_index.catalog_of(plugins, config)
+    if catalog is not None:
+        plugin_index.write_index(os.environ if environ is None else environ, catalog)
 
 
 def _version(dist: str) -> str | None:
+    import importlib.metadata  # a complete load only: start-up stays light
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -372,7 +343,7 @@ def get_plugins() -> Plugins:
     global _current
     with _current_lock:
         if _current is None:
-            _current = build_plugins()
+            _current = indexed_plugins(os.environ) or build_plugins()
         return _current
 
 

@@ -1,0 +1,180 @@
+"""The plugin index: ``pao --help`` imports no plugin, and the index never hides a change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pao_core import plugin_index
+from pao_core.config import load_config
+from pao_core.plugin_index import catalog_of as index_catalog
+from pao_core.plugins import Plugins, build_plugins
+from test_plugins import install_module_plugin
+
+HELLO_PLUGIN = '''
+from pao_core import hookimpl
+
+
+@hookimpl
+def pao_add_commands(subparsers, config):
+    parser = subparsers.add_parser("hello", help="{help}")
+    parser.set_defaults(func=lambda args, config: print("hello from an installed plugin") or 0)
+'''
+
+MODULES_AFTER = (
+    "import sys\n"
+    "from pao_core.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "except SystemExit as exit:\n"
+    "    code = exit.code\n"
+    "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``pao ARGS`` as its own process, reporting on stderr which modules it imported."""
+    return subprocess.run([sys.executable, "-c", MODULES_AFTER, *args], check=False, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def imported(result: subprocess.CompletedProcess[str]) -> set[str]:
+    line = next(line for line in result.stderr.splitlines() if line.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """An empty folder on PYTHONPATH, where a user's ``pip install --target`` puts distributions."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    return folder
+
+
+def install_hello(site: Path, tmp_path: Path, help_text: str = "say hello from an installed plugin") -> None:
+    source = tmp_path / "pao-hello-src"
+    shutil.rmtree(source, ignore_errors=True)
+    install_module_plugin(source, site, "hello", HELLO_PLUGIN.format(help=help_text))
+
+
+def test_help_and_version_from_the_index_import_no_plugin_no_pluggy_no_config() -> None:
+    first = run("--help")
+    assert first.returncode == 0, first.stderr
+    second = run("--help")
+    assert second.returncode == 0 and second.stdout == first.stdout
+    for command in ("spawn", "list", "brief", "doctor", "plugins", "history", "memory"):
+        assert f"\n    {command} " in second.stdout or f"\n    {command}\n" in second.stdout
+    heavy = {"pluggy", "attrs", "attr", "cattrs", "importlib.metadata", "pao_core.plugins", "pao_core.config",
+             "pao_core.hookspecs", "pao_tmux", "pao_postgres", "pao_historyworker", "pao_mcp", "pao_monitor"}
+    assert not heavy & imported(second), heavy & imported(second)
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.startswith("pao ")
+    assert "pluggy" not in imported(version)
+
+
+def test_a_command_imports_only_the_plugins_it_needs() -> None:
+    run("--help")
+    listed = run("list")
+    assert listed.returncode == 0, listed.stderr
+    assert not {"pao_tmux", "pao_mcp", "pao_monitor", "pao_historyworker", "importlib.metadata"} & imported(listed)
+
+
+def test_installing_and_removing_a_plugin_shows_in_help_at_once(site: Path, tmp_path: Path) -> None:
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
+    before = run("--help", env=env)
+    assert before.returncode == 0 and "hello" not in before.stdout
+    assert "hello" not in run("--help", env=env).stdout  # from the index now
+
+    install_hello(site, tmp_path)
+    after = run("--help", env=env)
+    assert "say hello from an installed plugin" in after.stdout, after.stdout
+    hello = run("hello", env=env)
+    assert hello.returncode == 0 and hello.stdout == "hello from an installed plugin\n", hello.stderr
+    assert run("hello", env=env).stdout == "hello from an installed plugin\n"  # served through the index
+
+    # an edited plugin (as with an editable install: no metadata changes) is seen too
+    module = site / "pao_hello.py"
+    module.write_text(HELLO_PLUGIN.format(help="say hello, edited"))
+    assert "say hello, edited" in run("--help", env=env).stdout
+
+    module.unlink()
+    for dist_info in site.glob("pao_hello-*.dist-info"):
+        shutil.rmtree(dist_info)
+    removed = run("--help", env=env)
+    assert removed.returncode == 0 and "hello" not in removed.stdout
+    gone = run("hello", env=env)
+    assert gone.returncode == 2 and "invalid choice: 'hello'" in gone.stderr
+
+
+def test_help_and_version_work_whatever_the_config_says(pao_config_file: Path) -> None:
+    run("--help")
+    pao_config_file.write_text("[briefing]\nmax_items = -3\n[backends.longterm]\nurll = 'x'\n")
+    for args in (["--help"], ["--version"]):
+        result = run(*args)
+        assert result.returncode == 0, result.stderr
+    brief = run("brief", "anything")
+    assert brief.returncode == 2 and "max_items" in brief.stderr
+
+
+def test_a_broken_plugin_is_never_cached_and_reported_on_every_run(site: Path, tmp_path: Path) -> None:
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
+    install_hello(site, tmp_path)
+    (site / "pao_hello.py").write_text("raise RuntimeError('broken on purpose')\n")
+    for _ in range(2):
+        report = run("plugins", "--json", env=env)
+        failures = json.loads(report.stdout)["failures"]
+        assert [(f["plugin"], f["stage"]) for f in failures] == [("hello", "load")], report.stderr
+        assert "pluggy" in imported(run("--help", env=env))  # no index: every run loads (and checks) all
+
+
+def test_the_index_holds_until_a_distribution_appears_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "path-folder"
+    folder.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    plugins = build_plugins()
+    config = load_config()
+    plugin_index.write_index(os.environ, index_catalog(plugins, config))
+    assert plugin_index.read_index(os.environ) is not None
+    (folder / "unrelated.txt").write_text("a file that is not a distribution")
+    assert plugin_index.read_index(os.environ) is not None
+    (folder / "new_dist-1.0.dist-info").mkdir()
+    assert plugin_index.read_index(os.environ) is None
+    monkeypatch.setenv("PAO_DISABLE_PLUGINS", "pao-tmux")
+    plugin_index.write_index(os.environ, index_catalog(plugins, config))
+    assert plugin_index.read_index(os.environ) is not None
+    monkeypatch.delenv("PAO_DISABLE_PLUGINS")
+    assert plugin_index.read_index(os.environ) is None
+
+
+def test_plugins_loaded_on_use_keep_a_complete_loads_call_order() -> None:
+    complete = build_plugins()
+    HOOKS = tuple(name for name in vars(complete.manager.hook) if name.startswith("pao_"))
+    catalog = index_catalog(complete, load_config())
+    assert catalog is not None
+    expected = {hook: [impl.plugin_name for impl in getattr(complete.manager.hook, hook).get_hookimpls()]
+                for hook in HOOKS}
+    for order in (HOOKS, tuple(reversed(HOOKS))):  # later plugins first, then earlier ones: re-registered in order
+        lazy = Plugins(index=catalog)
+        assert lazy.manager.list_name_plugin() == []
+        for hook in order:
+            lazy.load(hook)
+        got = {hook: [impl.plugin_name for impl in getattr(lazy.manager.hook, hook).get_hookimpls()] for hook in HOOKS}
+        assert got == expected
+        assert lazy.sources == complete.sources
+
+
+def test_every_hook_method_loads_what_it_calls() -> None:
+    """A hook called as ``self.manager.hook.NAME`` would skip the plugins not imported yet."""
+    import inspect
+
+    assert "self.manager.hook." not in inspect.getsource(Plugins)
