@@ -21,7 +21,6 @@ import attrs
 import psycopg
 import pytest
 
-from conftest import run_pao
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
@@ -31,6 +30,12 @@ from pao_testing.postgres import ThrowawayCluster, free_port
 from registry_support.workload import COUNTER, assert_holds, read_journal, record, replay
 
 TESTS = Path(__file__).resolve().parent
+
+
+def run_pao(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``pao ARGS`` as a process of its own (the ``pao`` fixture here is the lifecycle one, in-process)."""
+    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
 
 
 @attrs.frozen
@@ -108,9 +113,10 @@ def test_every_machine_lists_the_agents_of_both_with_their_machine(machines: tup
         assert agents == {"api": "alpha", "trainer": "beta"}, machine.name
         table = machine.pao("list")
         assert table.stdout.split("\n")[0].split()[:3] == ["NAME", "STATE", "MACHINE"]
-    status = alpha.pao("status", "trainer", "--json")
-    assert status.returncode == 0, status.stderr
-    assert json.loads(status.stdout)["machine"] == "beta"
+    for machine, name in ((alpha, "api"), (beta, "trainer")):  # (another machine's agent: asked there, docs/machines.md)
+        status = machine.pao("status", name, "--json")
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["machine"] == machine.name
     forgot = beta.pao("kill", "--forget", "api", "--json")
     assert forgot.returncode == 0, forgot.stderr
     assert [agent["name"] for agent in json.loads(alpha.pao("list", "--json").stdout)["agents"]] == ["trainer"]

@@ -117,7 +117,7 @@ def replay(journals: Iterable[tuple[int, list[dict[str, Any]]]]) -> Expected:
             if entry["phase"] != "done":
                 continue
             expected.operations += 1
-            kind, name = entry["kind"], entry["name"]
+            kind, name = entry["kind"], entry.get("name", "")  # a "try" line of a read or a count has none
             if kind == "race":
                 if name:
                     expected.race_winners.setdefault(name, []).append(worker)
