@@ -167,7 +167,8 @@ def _deliver(
         request = attrs.evolve(request, agent_dir=str(folder))
         prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
         request = attrs.evolve(request, prompt=prompt)
-        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown, **host_agent.session_files(request)})
+        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown})  # first: session files may be made from it
+        agentdir.write_private(folder, host_agent.session_files(request))
         plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
         return request, {
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
