@@ -27,10 +27,12 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+import attrs
 from pao_postgres.mcpfile import read_memory_file
 from pao_postgres.options import LongtermOptions
 from pao_postgres.retrieval import METHODS, Method, run_method
 from pao_postgres.store import LongtermStore
+from pao_postgres.vectors import refresh_vectors
 from pao_testing.postgres import interrupt_on_sigterm, postgres_url
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "eval"
@@ -43,6 +45,8 @@ VARIANTS: dict[str, Method | None] = {
     "any+coverage (idf)": Method(entity_names=False),
     "any+coverage+names": Method(),
     "ranked (default)": METHODS["ranked"],
+    "ranked, lexical only": attrs.evolve(METHODS["ranked"], vectors=False, entity_siblings="none"),
+    "ranked, no entity siblings": attrs.evolve(METHODS["ranked"], entity_siblings="none"),
     "ranked, floor 0.2": Method(floor=0.2, min_matches=2),
     "ranked, floor 0.25": Method(floor=0.25, min_matches=2),
     "ranked, floor 0.3": Method(floor=0.3, min_matches=2),
@@ -133,10 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.backend in ("sqlite", "both"):
             store = LongtermStore(LongtermOptions(), Path(home))
             store.import_memory(memory)
+            refresh_vectors(store)  # as `pao memory import` does: the default mode is semantic + lexical
             report["sqlite"] = evaluate(store, queries, labels, args.limit)
         if args.backend in ("postgres", "both"):
             with postgres_store(args.url, Path(home)) as store:
                 store.import_memory(memory)
+                refresh_vectors(store)
                 report["postgresql"] = evaluate(store, queries, labels, args.limit)
     if args.json:
         json.dump(report, sys.stdout, indent=2)

@@ -136,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config_error = config_error
         elif config_error is not None:
             raise config_error
+        for router in plugins.command_routers(config):  # say, the agent runs on another machine
+            routed = router.route(args, config)
+            if routed is not None:
+                return routed
         return int(func(args, config) or 0)
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)

@@ -152,6 +152,8 @@ class PaoConfig:
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     terminals: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    machines: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    """``[machines.NAME]``: other machines agents run on (read by pao-machines, docs/machines.md)."""
 
     def options(self, table: str, name: str, cls: type[T]) -> T:
         """Structure the plugin table ``[table.name]`` into ``cls``.

@@ -20,6 +20,9 @@ from pao_core.errors import PaoError, UnknownAgent
 from pao_core.topic import shown
 
 if TYPE_CHECKING:
+    import argparse
+
+    from pao_core.config import PaoConfig
     from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
                                  ScreenVerdict, SpawnRequest)
 
@@ -153,6 +156,18 @@ class TerminalDriver(abc.ABC):
     def attach(self, target: str) -> None:
         """show the agent to the user (``pao attach``; tmux returns when they detach). Default: cannot."""
         raise PaoError(f"the {self.name} terminal cannot show an agent; it runs at {target}")
+
+
+class CommandRouter(abc.ABC):
+    """Runs some ``pao`` commands elsewhere: pao-machines runs an agent's command on the machine that runs it."""
+
+    __slots__ = ()
+    name: str
+
+    @abc.abstractmethod
+    def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
+        """Run the parsed command elsewhere and return its exit code, or ``None``: it runs here.
+        A ``PaoError`` it raises is the command's one-line error."""
 
 
 class ReadinessDetector(abc.ABC):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingSection, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
-                                TerminalDriver)
+from pao_core.contracts import (BriefingSection, CommandRouter, ConfigTable, HostAgent, MemoryBackend, ReadinessDetector,
+                                RegistryStore, TerminalDriver)
 from pao_core.models import McpServer
 
 if TYPE_CHECKING:
@@ -71,6 +71,21 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
     :param subparsers: the ``add_subparsers()`` object of the ``pao`` parser.
     :param config: the effective configuration.
+    """
+
+
+@collects(CommandRouter)
+def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
+    """Return routers that may run a command somewhere else than here.
+
+    Called once per ``pao`` command, after its arguments were parsed and before it
+    runs. Each router's ``route(args, config)`` answers in call order: the first exit
+    code wins, ``None`` lets the command run here. pao-machines' router runs an agent's
+    command (``status``, ``send``, ``kill``...) on the machine that runs the agent, and
+    ``pao spawn --on TARGET`` there.
+
+    :param config: the effective configuration.
+    :returns: routers following ``pao_core.contracts.CommandRouter``.
     """
 
 

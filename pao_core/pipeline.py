@@ -84,6 +84,7 @@ def spawn(
     plugins: Plugins,
     report: Reporter | None = None,
     environ: Mapping[str, str] | None = None,
+    briefing: Briefing | None = None,
 ) -> Spawned:
     """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
 
@@ -91,7 +92,8 @@ def spawn(
     after the name was reserved removes the reservation, the agent's private folder
     and worktree, and closes the agent's window (its last screen is saved under
     ``$PAO_HOME/failed/``). The registry is written twice: the reservation, and the
-    started agent.
+    started agent. A ``briefing`` given (composed on another machine, ``spawn --on``)
+    replaces steps 2-3.
     """
     env = dict(os.environ if environ is None else environ)
     agents = Agents(config, plugins, open_registry(config, plugins))
@@ -108,7 +110,7 @@ def spawn(
         if worktree:
             request, extra["worktree"] = _in_worktree(request, config)
             clock.done("1 worktree", request.folder)
-        briefing = brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
+        briefing = briefing or brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
@@ -163,7 +165,8 @@ def _deliver(
         request = attrs.evolve(request, agent_dir=str(folder))
         prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
         request = attrs.evolve(request, prompt=prompt)
-        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown, **host_agent.session_files(request)})
+        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown})  # first: session files may be made from it
+        agentdir.write_private(folder, host_agent.session_files(request))
         plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
         return request, {
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),

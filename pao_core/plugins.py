@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import (BriefingSection, HostAgent, MemoryBackend, ReadinessDetector, RegistryStore,
-                                    TerminalDriver)
+    from pao_core.contracts import (BriefingSection, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
+                                    RegistryStore, TerminalDriver)
     from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
@@ -125,6 +125,9 @@ class Plugins:
         else:
             self.load(only=only)
             self.manager.subset_hook_caller("pao_add_commands", self._others(only))(subparsers=subparsers, config=config)
+
+    def command_routers(self, config: PaoConfig) -> list[CommandRouter]:
+        return self.collect("pao_command_routers", config=config)
 
     def memory_backends(self, config: PaoConfig) -> list[MemoryBackend]:
         return self.collect("pao_memory_backends", config=config)

@@ -42,6 +42,11 @@ def _obs(ident: str) -> MemoryItem:
     return MemoryItem("longterm", ident, ident.split("#")[0][4:], "text", kind="observation")
 
 
+EVAL_TIMEOUT = 600
+"""Seconds a `pao eval` run may take: loading a corpus embeds its observations and exchanges, which on a
+fresh machine (no vector cache yet) with other work running takes minutes, not the 60 s of other commands."""
+
+
 def test_metrics_follow_the_corpus_definitions(corpus: Path) -> None:
     labels = _labels(corpus)
     relevant = [i for i, row in labels.items() if row["subtopic"] == "mac-notarization" and i.startswith("obs:")]
@@ -96,7 +101,7 @@ def test_leak_check_finds_a_secret_and_an_escape(corpus: Path) -> None:
 
 
 def test_pao_eval_reports_beside_the_original_system(pao, corpus: Path) -> None:
-    done = pao("eval", str(corpus), "--split", "dev", "--repeat", "1")
+    done = pao("eval", str(corpus), "--split", "dev", "--repeat", "1", timeout=EVAL_TIMEOUT)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for figure in ("precision", "recall@10", "out-of-domain items", "briefing characters", "items per briefing",
@@ -107,7 +112,7 @@ def test_pao_eval_reports_beside_the_original_system(pao, corpus: Path) -> None:
 
 def test_dev_split_meets_the_acceptance_targets(pao, corpus: Path) -> None:
     """The product's acceptance criteria (issue 5): precision, recall@10, out-of-domain, leaks."""
-    done = pao("eval", str(corpus), "--split", "dev", "--json", "--repeat", "1")
+    done = pao("eval", str(corpus), "--split", "dev", "--json", "--repeat", "1", timeout=EVAL_TIMEOUT)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["backends"] == ["history", "longterm"] and report["queries"] == 24
@@ -128,7 +133,7 @@ def test_dev_split_meets_the_acceptance_targets(pao, corpus: Path) -> None:
 
 
 def test_eval_subsets_of_backends_and_bad_input(pao, corpus: Path) -> None:
-    done = pao("eval", str(corpus), "--backends", "longterm", "--json", "--repeat", "1")
+    done = pao("eval", str(corpus), "--backends", "longterm", "--json", "--repeat", "1", timeout=EVAL_TIMEOUT)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["backends"] == ["longterm"]
@@ -143,20 +148,19 @@ def test_eval_subsets_of_backends_and_bad_input(pao, corpus: Path) -> None:
 
 
 def test_second_corpus_scores_through_the_same_scorer(pao, tmp_path: Path) -> None:
-    """tests/data/eval2 (another owner, never fitted on): the same command and scorer run on it.
-
-    Precision, out-of-domain items and leaks meet the generalisation targets; recall@10
-    measures 0.697 with the shipped defaults, short of its 0.70 target (docs/benchmarks.md),
-    and is held here to the project's general target, 0.60, as a guard against regressions.
-    """
+    """tests/data/eval2 (another owner): the same command and scorer run on it, and the shipped
+    knobs meet the generalisation targets there (how each corpus's fit does on the other:
+    benches/retrieval_fit.py, docs/benchmarks.md). Its observations are loaded with their
+    vectors, as `pao memory import` does."""
     corpus = tmp_path / "eval2"
     shutil.copytree(Path(__file__).parent / "data" / "eval2", corpus)
-    done = pao("eval", str(corpus), "--split", "all", "--json", "--repeat", "1")
+    done = pao("eval", str(corpus), "--split", "all", "--json", "--repeat", "1", timeout=EVAL_TIMEOUT)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["queries"] == 48 and report["backends"] == ["history", "longterm"]
+    assert any(line.startswith("memory.jsonl:") and line.endswith("(semantic + lexical)") for line in report["loaded"])
     assert report["precision"] >= 0.90
-    assert report["recall_at_10"] >= 0.60
+    assert report["recall_at_10"] >= 0.70
     assert report["ood_items"] <= 0.5
     assert report["secrets_leaked"] == 0 and report["briefings_with_esc"] == 0
 

@@ -84,6 +84,33 @@ def test_command_lines_ask_by_default_and_bypass_only_when_chosen(tmp_path: Path
         _request(tmp_path, "gemini"))[:2] == ["gemini", "--yolo"]
 
 
+def test_codex_session_command_has_hooks_their_trust_and_the_task_but_no_memory_text(tmp_path: Path) -> None:
+    from pao_hosts.codex import CodexOptions
+    from pao_hosts.session_hooks import SESSION_START, codex_trust_hash
+
+    agent_dir = tmp_path / "agents" / "a"
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "briefing.md").write_text("SECRET-MEMORY-TEXT with \"quotes\" and \\ and $(x)\n")
+    codex = CodexHost(CodexOptions(command="codex"))
+    request = attrs.evolve(_request(tmp_path, "codex"), agent_dir=str(agent_dir), prompt="Your task: t.")
+    (agent_dir / SESSION_START).write_text(codex.session_files(request)[SESSION_START])
+    command = codex.command(request)
+    assert command[:4] == ["codex", "--no-daemon", "--ask-for-approval", "on-request"] and command[-1] == "Your task: t."
+    assert not any("SECRET-MEMORY-TEXT" in word for word in command), "memory text on the command line"
+    overrides = tomllib.loads("\n".join(command[i + 1] for i, word in enumerate(command) if word == "-c"))
+    hooks = overrides["hooks"]
+    assert set(hooks) - {"state"} == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop"}
+    start = hooks["SessionStart"][0]["hooks"][0]
+    assert str(agent_dir / "events.jsonl") in start["command"] and SESSION_START in start["command"]
+    trusted = hooks["state"]["/<session-flags>/config.toml:session_start:0:0"]["trusted_hash"]
+    assert trusted == codex_trust_hash("session_start", start["command"]) and trusted.startswith("sha256:")
+    output = json.loads((agent_dir / SESSION_START).read_text())["hookSpecificOutput"]
+    assert output == {"hookEventName": "SessionStart", "additionalContext": (agent_dir / "briefing.md").read_text()}
+    done = subprocess.run(["sh", "-c", start["command"]], input='{"hook_event_name": "SessionStart"}', capture_output=True,
+                          text=True, check=True)
+    assert json.loads(done.stdout) == {"hookSpecificOutput": output} and "SessionStart" in (agent_dir / "events.jsonl").read_text()
+
+
 @pytest.mark.parametrize("host", ["codex", "gemini"])
 def test_a_missing_cli_is_one_line_naming_the_fix(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))

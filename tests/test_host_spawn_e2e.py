@@ -22,8 +22,8 @@ from pao_testing.hostrun import fail_unless_loopback_only
 
 RUNNER = Path(__file__).parent / "hosts_support" / "pao_with_notes.py"
 MARKER = "WOMBAT-4412"
-CONTEXT = {"codex": ("AGENTS.md", MARKER), "gemini": ("GEMINI.md", "@./CONTEXT_BRIEFING.md")}
-"""Codex's context file carries the briefing text; Gemini's imports the briefing file."""
+CONTEXT = {"codex": None, "gemini": ("GEMINI.md", "@./CONTEXT_BRIEFING.md")}
+"""Codex gets the briefing through its session channel (no file in the folder); Gemini's context file imports it."""
 
 
 def _pao(env: dict[str, str], *args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
@@ -55,8 +55,11 @@ def test_pao_spawn_starts_a_primed_agent_on_each_host(host: str, tmp_path: Path,
 
             sent = stub.wait_for_text(case.model_route, MARKER, 60)
             assert sent is not None, f"no request carried the memory marker: {[r.path for r in stub.requests]}"
-            context_file, expected = CONTEXT[host]
-            assert expected in (folder / context_file).read_text(), "the briefing reached the host's context file"
+            if CONTEXT[host] is None:
+                assert sorted(p.name for p in folder.iterdir()) == [".git"], "the session channel wrote into the folder"
+            else:
+                context_file, expected = CONTEXT[host]
+                assert expected in (folder / context_file).read_text(), "the briefing reached the host's context file"
 
             listing = _pao(env, "list", "--json")
             assert listing.returncode == 0, listing.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -52,7 +53,11 @@ def install_module_plugin(source: Path, target: Path, name: str, code: str) -> N
 def installed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A site folder holding two real distributions: the docs' pao-notes tutorial plugin and a broken one."""
     site = tmp_path_factory.mktemp("site")
-    pip_install_target(NOTES_EXAMPLE, site)
+    # built from a copy: an in-tree build leaves pao_notes.egg-info in docs/examples, where pao_with_notes.py
+    # imports the example from, and every later run there would see the plugin installed twice
+    notes = tmp_path_factory.mktemp("notes-src") / "pao-notes"
+    shutil.copytree(NOTES_EXAMPLE, notes, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    pip_install_target(notes, site)
     install_module_plugin(tmp_path_factory.mktemp("broken-src"), site, "broken",
                           "raise RuntimeError('this plugin is broken on purpose')\n")
     return site

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
+from pao_testing.hostrun import until
 
 pytestmark = pytest.mark.realcli
 RUN_PAO = str(Path(__file__).with_name("hosts_support") / "pao_with_notes.py")
@@ -117,22 +117,22 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     def transcripts() -> list[str]:  # the CLI writes its transcript around the first request, not before
         return [p.stem for p in (claude_home / ".claude" / "projects").glob("*/*.jsonl") if not p.stem.startswith("agent-")]
 
-    assert _until(transcripts, bool, timeout=30) == [session]
+    assert until(transcripts, bool, timeout=30) == [session]
 
     def status() -> dict:
         # the screen classifier raises when asked: only hook events may decide the state
         return json.loads(run("status", "w", "--json", screen=False).stdout)
 
-    idle = _until(status, lambda s: s["observed"]["state"] == "ready")
+    idle = until(status, lambda s: s["observed"]["state"] == "ready")
     assert idle["state_source"] == "hooks" and idle["session_id"] == session
     assert idle["delivery"]["channel"] == "--append-system-prompt-file" and idle["delivery"]["receipt"]
 
     anthropic_stub.delay = 15.0  # long enough to see busy on a loaded machine
     run("send", "w", "now count the gadgets")
-    busy = _until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
+    busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
     assert busy["state_source"] == "hooks"
     anthropic_stub.delay = 0.0
-    _until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)
+    until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)
     events = [json.loads(line) for line in Path(spawned["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
     names = [event["event"]["hook_event_name"] for event in events]
     assert names[0] == "SessionStart" and "UserPromptSubmit" in names and names[-1] == "Stop"
@@ -158,13 +158,3 @@ def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_p
     assert not tree.exists() and _snapshot(folder) == before
     branches = subprocess.run(["git", "-C", str(folder), "branch", "--list", "pao/tidy"], capture_output=True, text=True).stdout
     assert "pao/tidy" in branches, "the agent's branch (its commits) stays"
-
-
-def _until(read, accept, timeout: float = 60.0, interval: float = 0.3):
-    give_up = time.monotonic() + timeout
-    while True:
-        value = read()
-        if accept(value) or time.monotonic() > give_up:
-            assert accept(value), f"gave up waiting; last: {value}"
-            return value
-        time.sleep(interval)

@@ -43,6 +43,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
     )
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
+    spawn.add_argument("--on", metavar="TARGET", help="start it on another machine: [user@]host, ssh://user@host:port "
+                       "or a [machines.NAME] (docs/machines.md)")
+    spawn.add_argument("--briefing-stdin", action="store_true", help=argparse.SUPPRESS)  # spawn --on's remote half
     spawn.set_defaults(func=run_spawn)
 
     listing = subparsers.add_parser("list", help="list the agents pao started")
@@ -126,6 +129,9 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
     from pao_core.progress import Progress  # loaded on use, not at start-up
 
+    if args.on:  # no router took it
+        raise PaoError("'pao spawn --on' needs the pao-machines plugin (docs/machines.md)")
+    given = _briefing_from_stdin() if args.briefing_stdin else None
     if args.timeout is not None:
         config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
     if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
@@ -151,6 +157,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             config=config,
             plugins=plugins,
             report=report,
+            briefing=given,
         )
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"
@@ -165,6 +172,23 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"{record.name}\t{record.state}\t{record.target}\t{record.folder}")
     _say(f"attach with: pao attach {shlex.quote(result.record.name)}")
     return 0
+
+
+def _briefing_from_stdin() -> Any:
+    """A briefing composed on another machine (``spawn --on``), as JSON on stdin, cleaned again here."""
+    import json  # only this path needs it: start-up stays light
+
+    import attrs  # only this path needs it: start-up stays light
+    import cattrs  # only this path needs it: start-up stays light
+
+    from pao_core.models import Briefing, converter  # records: only this path needs them
+    from pao_core.sanitize import redact_secrets, strip_controls  # only this path needs it
+
+    try:
+        briefing = converter.structure(json.loads(sys.stdin.read()), Briefing)
+    except (ValueError, TypeError, cattrs.BaseValidationError) as exc:
+        raise PaoError(f"the briefing on stdin is not readable ({exc})") from None
+    return attrs.evolve(briefing, markdown=redact_secrets(strip_controls(briefing.markdown)))
 
 
 def record_json(record: Any, observation: Observation | None = None) -> dict[str, Any]:

@@ -102,3 +102,14 @@ def watch(read: Callable[[], str], classify: Callable[[str], tuple[str, str | No
         if time.monotonic() - started > timeout:
             return frames
         time.sleep(0.02)
+
+
+def until(read: Callable[[], object], accept: Callable[[object], bool], timeout: float = 60.0, interval: float = 0.3) -> object:
+    """``read()`` again every ``interval`` s until ``accept`` takes its value; fail the test naming the last one."""
+    give_up = time.monotonic() + timeout
+    while True:
+        value = read()
+        if accept(value) or time.monotonic() > give_up:
+            assert accept(value), f"gave up waiting; last: {value}"
+            return value
+        time.sleep(interval)

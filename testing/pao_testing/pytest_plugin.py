@@ -9,6 +9,8 @@
 - ``claude_env``: the CLI's environment (stub URL, dummy key, no updater, no npm).
 - ``private_tmux``: a tmux server on a private socket, killed after the test.
 - ``private_tmp``: the test's own folder for ``tempfile`` (launch specs, paste files).
+- ``loopback_sshd``: a second machine on this one: sshd on 127.0.0.1 with an account of its own
+  (``pao_testing.sshd``), removed after the test.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, isolation_problem, pinned_versions, seed_home
+from pao_testing.sshd import LoopbackSshd
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -77,3 +80,12 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
+
+
+@pytest.fixture
+def loopback_sshd() -> Iterator[LoopbackSshd]:
+    server = LoopbackSshd.start()
+    try:
+        yield server
+    finally:
+        server.close()

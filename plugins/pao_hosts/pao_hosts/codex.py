@@ -20,6 +20,7 @@ from pao_core.config import ConfigTable
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
+from pao_hosts import session_hooks
 from pao_hosts.common import CliProfile, HostOptions, earliest_session, embedded_block, read_settings, session_started
 from pao_hosts.screens import RuleDetector, ScreenRule
 
@@ -67,9 +68,22 @@ class CodexHost(CliProfile):
     name: str = NAME
     context_file: str = "AGENTS.md"
     submit_key: str = "Enter"
+    session_channel = "SessionStart hook (-c hooks)"
+    event_channel = "hooks (-c hooks)"
+    takes_first_prompt = True
 
     def command(self, request: SpawnRequest) -> list[str]:
-        return self.launch(*request.mcp_args, *self.permission_args())
+        """pao's hooks (when the agent has a private folder), then the task as the first prompt."""
+        command = self.launch(*request.mcp_args, *self.permission_args(), *self.hook_args(request.agent_dir))
+        return [*command, request.prompt] if request.prompt else command
+
+    def hook_args(self, agent_dir: str | None) -> list[str]:
+        return session_hooks.codex_hook_args(agent_dir) if agent_dir else []
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """The briefing as the output of the SessionStart hook (the hooks themselves are ``-c`` overrides)."""
+        assert request.agent_dir, "session files need the agent's folder"
+        return session_hooks.session_start_file(request.agent_dir)
 
     def permission_args(self) -> list[str]:
         """``bypass``: no approval prompt and no sandbox; ``default``: Codex asks before commands outside its sandbox."""
@@ -111,11 +125,14 @@ class CodexHost(CliProfile):
         return []
 
     def session_id(self, record: AgentRecord) -> str | None:
-        return find_session(codex_home(), record.folder, record.created_at)
+        """The id its SessionStart hook reported (hooked sessions), else the one in its transcript."""
+        return session_hooks.started_session(record.extra.get("agent_dir")) or find_session(
+            codex_home(), record.folder, record.created_at)
 
     def resume_command(self, record: AgentRecord) -> list[str]:
-        session = record.session_id or find_session(codex_home(), record.folder, record.created_at)
-        return [*self.launch(*self.permission_args()), "resume", *([session] if session else ["--last"])]
+        session = record.session_id or self.session_id(record)
+        flags = [*self.permission_args(), *self.hook_args(record.extra.get("agent_dir") if record.extra.get("events") else None)]
+        return [*self.launch(*flags), "resume", *([session] if session else ["--last"])]
 
 
 def _preseed(document: Any, folder: str) -> None:

@@ -145,6 +145,8 @@ def settings_problem(path: Path) -> str | None:
 def nudge_text(request: SpawnRequest, briefing_file: str) -> str:
     """One line asking the agent to take up the topic with its briefing (already in its context)."""
     topic = " ".join(request.topic.split())
+    if request.agent_dir:  # the session channel: no file of the folder holds it
+        return f"Your task: {topic}. pao's briefing for it is in your context; use it, then start."
     return f"Your task: {topic}. Your briefing from pao is {os.path.basename(briefing_file)} (already in your context); use it, then start."
 
 

@@ -104,8 +104,10 @@ def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
     memory_file = corpus / "memory.jsonl"
     if not memory_file.exists():
         return None
-    counts = open_store(config).import_memory(read_memory_file(memory_file))
-    return f"{memory_file.name}: {counts.entities} entities, {counts.observations} observations"
+    store = open_store(config)
+    counts = store.import_memory(read_memory_file(memory_file))
+    vectors = refresh_vectors(store)
+    return f"{memory_file.name}: {counts.entities} entities, {counts.observations} observations ({vectors.mode})"
 
 
 def run_import(args: argparse.Namespace, config: PaoConfig) -> int:

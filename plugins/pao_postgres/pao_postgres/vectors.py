@@ -112,10 +112,10 @@ def _names(store: LongtermStore) -> dict[str, str]:
 
 def names_for(options: LongtermOptions, *, sqlite: bool) -> dict[str, str]:
     """Quoted (and on PostgreSQL schema-qualified) names of the tables and columns used here."""
-    o, e = options.observations, options.entities
+    o, e, r = options.observations, options.entities, options.relations
     prefix = quote(options.schema) + "." if options.schema and not sqlite else ""
     return {
-        "obs": prefix + quote(o.table), "ent": prefix + quote(e.table),
+        "obs": prefix + quote(o.table), "ent": prefix + quote(e.table), "rel": prefix + quote(r.table),
         "vectors": prefix + quote(vector_table(options)),
         "meta": prefix + quote(vector_table(options) + "_meta"), "meta_plain": vector_table(options) + "_meta",
         "o_id": quote(o.id), "o_entity": quote(o.entity_id), "o_content": quote(o.content),
@@ -214,12 +214,14 @@ def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any
 
 
 def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[Any], limit: int, which: str,
-                         found_by_both: set[int], *, sqlite: bool = True) -> list[Any]:
+                         found_by_both: set[int], *, related: bool = False, sqlite: bool = True) -> list[Any]:
     """``kept``, then the other observations of its entities (best entity first, in their order),
     each scored below every hit: found through their entity, not through the topic.
 
     ``which``: ``all`` hits' entities, or ``confirmed`` ones only: with two hits, or with a
-    hit that both rankings found (ids in ``found_by_both``).
+    hit that both rankings found (ids in ``found_by_both``). ``related``: after those, the
+    observations of the entities they have a relation with, in either direction (a project's
+    parts, the tool a part uses): the graph's own say on what belongs to one subject.
     """
     if not kept or len(kept) >= limit:
         return list(kept)
@@ -228,12 +230,28 @@ def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[An
                 or any(row.name == name and row.id in found_by_both for row in kept)]
     if not entities:
         return list(kept)
+    if related:
+        entities += [name for name in _related(options, rows, entities, sqlite) if name not in entities]
     fetched = _observations(options, rows, "name", entities, sqlite)
     have = {row.id for row in kept}
     lowest = min(float(row.score) for row in kept)
     rank = {name: n for n, name in enumerate(entities)}
     extra = sorted((row for row in fetched if row.id not in have), key=lambda row: (rank[row.name], row.position))
     return [*kept, *(row._replace(score=lowest * (1 - (n + 1) / (len(extra) + 1))) for n, row in enumerate(extra))][:limit]
+
+
+def _related(options: LongtermOptions, rows: Rows, names: Sequence[str], sqlite: bool) -> list[str]:
+    """The entities with a relation to one of ``names`` (either direction), in the order of ``names``."""
+    e, r, n = options.entities, options.relations, names_for(options, sqlite=sqlite)
+    marks = ", ".join(f":k{i}" for i in range(len(names)))
+    ends = (quote(r.from_entity_id), quote(r.to_entity_id))
+    found = rows(" UNION ".join(
+        f"SELECT a.{quote(e.name)} AS name, b.{quote(e.name)} AS other FROM {n['rel']} r "
+        f"JOIN {n['ent']} a ON a.{quote(e.id)} = r.{near} JOIN {n['ent']} b ON b.{quote(e.id)} = r.{far} "
+        f"WHERE a.{quote(e.name)} IN ({marks})" for near, far in (ends, ends[::-1])
+    ), {f"k{i}": name for i, name in enumerate(names)})
+    order = {name: i for i, name in enumerate(names)}
+    return list(dict.fromkeys(row[1] for row in sorted(found, key=lambda row: (order[row[0]], row[1]))))
 
 
 def retrieval_status(store: LongtermStore, observations: int, deadline: float) -> str:

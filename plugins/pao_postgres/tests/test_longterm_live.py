@@ -84,13 +84,15 @@ def followed(longterm, tmp_path: Path) -> Path:
 
 
 def test_edits_additions_and_deletions_reach_the_store_before_a_search(longterm, followed, tmp_path):
-    # the hit first; the entity's other observation follows it (entity siblings, docs/longterm.md)
+    # the hit first; the entity's other observation follows it (entity siblings), then those of
+    # the entity related to it (Sam maintains auth-service; docs/longterm.md)
     found = longterm.pao_json("memory", "search", "redis sessions")["items"]
-    assert [item["text"] for item in found] == ["uses redis for sessions", "written in Go"]
+    assert [item["text"] for item in found] == ["uses redis for sessions", "written in Go", "prefers small PRs"]
     assert store_graph(longterm, tmp_path) == graph(V1)
     write(followed, V2)
     found = longterm.pao_json("memory", "search", "valkey redis sessions")["items"]
-    assert [item["text"] for item in found] == ["uses valkey for sessions", "written in Go"]  # the edit replaced it: no duplicate
+    assert [item["text"] for item in found] == ["uses valkey for sessions", "written in Go",  # the edit replaced it
+                                                "prefers small PRs", "reviews on Fridays"]  # no duplicate
     assert store_graph(longterm, tmp_path) == graph(V2)  # types, entities, relations: all followed
     write(followed, V2 + "\n")  # same graph, new signature: nothing changes
     assert store_graph(longterm, tmp_path) == graph(V2)

@@ -55,7 +55,14 @@ def test_brief_returns_ranked_observations_with_entity_position_and_date(longter
     assert stamp.tzinfo is not None and abs(dt.datetime.now(dt.timezone.utc) - stamp) < dt.timedelta(hours=1)
     # Every rank is there; fusion may move a newer dated fact above an older one (supersession).
     assert sorted(item["rank"] for item in items) == list(range(1, len(items) + 1))
-    assert all(item["id"].startswith("obs:Gus#") for item in items)
+    # Gus's observations first (the hit, then its entity's others), then only those of the entities
+    # related to Gus (the formulas it leavens, the proofing box, Lena who gave it)
+    gus = [n for n, item in enumerate(items) if item["id"].startswith("obs:Gus#")]
+    assert gus == list(range(len(gus)))
+    rows = [json.loads(line) for line in EVAL_MEMORY.read_text().splitlines() if line.strip()]
+    related = {row["from"] for row in rows if row["type"] == "relation" and row["to"] == "Gus"}
+    related |= {row["to"] for row in rows if row["type"] == "relation" and row["from"] == "Gus"}
+    assert {item["title"] for item in items[len(gus):]} <= related
 
 
 def test_unrelated_topic_returns_nothing(longterm: Longterm) -> None:

@@ -42,6 +42,16 @@ def test_import_embeds_every_observation_and_search_fuses_meaning_with_words(lon
     assert again["vectors"]["embedded"] == 0
 
 
+def test_after_a_hit_entitys_siblings_come_the_entities_the_graph_relates_to_it(longterm: Longterm) -> None:
+    longterm.pao("memory", "import", str(MEMORY))
+    found = ids(longterm, "reduce recompositions in the DepartureBoard Jetpack Compose LazyColumn")
+    board = [found.index(i) for i in found if i.startswith("obs:DepartureBoard composable#")]
+    project = [found.index(i) for i in found if i.startswith("obs:ferrypass#")]  # DepartureBoard is part_of ferrypass
+    assert len(board) == 4 and project
+    assert max(board) < min(project)
+    assert not [i for i in found if i.startswith("obs:Calypso contract parsing#")]  # two relations away
+
+
 def test_lexical_only_when_turned_off_and_stats_say_why(longterm: Longterm) -> None:
     longterm.configure("semantic = false\n")
     report = longterm.pao_json("memory", "import", str(MEMORY))

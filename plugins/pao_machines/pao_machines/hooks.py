@@ -1,0 +1,136 @@
+"""pao-machines' hooks: the router that sends commands to other machines, and ``pao machine``.
+
+This module is imported by every ``pao`` command (the router is asked first), so it
+imports nothing of its own until a command on an agent, ``list``, ``broadcast`` or
+``spawn --on`` needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from pao_core.contracts import CommandRouter
+from pao_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+
+
+ROUTED = frozenset({"spawn", "list", "broadcast", "status", "send", "kill", "pause", "resume", "checkpoint", "attach"})
+"""Commands that may run on another machine (an agent's, or ``spawn --on``) or ask every machine (``list``)."""
+
+_here_only = False
+"""Set by ``pao machine here``: this process runs its command on this machine, never elsewhere."""
+
+
+class MachineRouter(CommandRouter):
+    """Sends an agent's command to its machine; ``spawn --on``; ``list`` and ``broadcast`` across machines."""
+
+    name = "machines"
+
+    def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
+        command = getattr(args, "command", None)
+        if _here_only or command not in ROUTED or (command == "spawn" and not getattr(args, "on", None)):
+            return None
+        from pao_machines.route import route  # the routing itself: only for the commands it may take
+
+        return route(args, config)
+
+
+@hookimpl
+def pao_command_routers(config: PaoConfig) -> list[CommandRouter]:
+    return [MachineRouter()]
+
+
+@hookimpl
+def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    machine = subparsers.add_parser("machine", help="other machines agents run on: check one, list them")
+    commands = machine.add_subparsers(dest="machine_command", metavar="SUBCOMMAND", required=True,
+                                      parser_class=type(machine))
+    check = commands.add_parser("check", help="connect to TARGET and run its pao twice: is it ready for spawn --on?")
+    check.add_argument("target", metavar="TARGET", help="[user@]host, ssh://user@host:port or a [machines.NAME]")
+    check.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    check.set_defaults(func=run_check)
+    listing = commands.add_parser("list", help="the machines configured under [machines.NAME]")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=run_machines)
+    version = commands.add_parser("version", help="this machine's pao, tmux and agent CLIs (what check reads)")
+    version.add_argument("--json", action="store_true", help="print JSON")
+    version.set_defaults(func=run_version)
+    here = commands.add_parser("here", help="run a pao command on this machine only (what other machines call)")
+    here.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
+    here.set_defaults(func=run_here_command)
+
+
+def run_here_command(args: argparse.Namespace, config: PaoConfig) -> int:
+    """``pao machine here -- ARGV``: run a pao command on this machine only (what other machines call)."""
+    global _here_only
+    from pao_core.cli import main  # the command line itself, run again in this process
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv or argv[:2] == ["machine", "here"]:
+        from pao_core.errors import ValidationError
+
+        raise ValidationError("pao machine here -- COMMAND ...: name a pao command to run on this machine")
+    _here_only = True
+    return main(argv)
+
+
+def run_check(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.output import print_json
+
+    from pao_machines.check import check
+
+    report = check(config, args.target)
+    if args.json:
+        print_json(report)
+    else:
+        for line in report["lines"]:
+            print(line)
+    return 0 if report["ok"] else 1
+
+
+def run_machines(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_core.output import print_json, print_table
+
+    from pao_machines.targets import configured
+
+    machines = {name: configured(config, name) for name in sorted(config.machines)}
+    if args.json:
+        import attrs
+
+        print_json({"machines": {name: attrs.asdict(options) for name, options in machines.items()}})
+        return 0
+    if not machines:
+        print("pao: no machines configured; add [machines.NAME] to your config (docs/machines.md)", file=sys.stderr)
+        return 0
+    print_table(["NAME", "DESTINATION", "PAO", "DEADLINE"],
+                [[name, f"{o.user + '@' if o.user else ''}{o.host}{':' + str(o.port) if o.port else ''}", o.pao,
+                  f"{o.deadline:g}s"] for name, o in machines.items()])
+    return 0
+
+
+def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
+    import shutil
+    import subprocess
+    from importlib.metadata import version
+
+    from pao_core.lifecycle import Agents
+    from pao_core.output import print_json
+
+
+    tmux = shutil.which("tmux")
+    report = {
+        "pao": version("pao-core"),
+        "machine": config.machine_name(),
+        "tmux": subprocess.run([tmux, "-V"], capture_output=True, text=True).stdout.strip() if tmux else None,
+        "hosts": {host.name: host.version() for host in Agents.open(config).plugins.host_agents(config)},
+    }
+    if args.json:
+        print_json(report)
+    else:
+        for key, value in report.items():
+            print(f"{key:<10}{value}")
+    return 0

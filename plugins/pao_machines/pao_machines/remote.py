@@ -1,0 +1,80 @@
+"""What every routed command shares: which machine runs an agent, and the remote pao's JSON over ssh.
+
+The remote pao always runs as ``pao machine here -- COMMAND ... --json``: ``here`` stops
+it from routing anything further (no machine ever calls back), and ``--json`` is what
+this side reads.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import TYPE_CHECKING, Any, Sequence
+
+from pao_machines.ssh import RemoteFailed, Ssh
+from pao_machines.targets import Machine, resolve
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.models import AgentRecord
+
+COMMAND_TIME = 120.0
+"""Seconds a routed command may take once connected (a send confirms on the agent's screen)."""
+
+
+def machine_of(record: AgentRecord) -> str:
+    """The machine a record says runs the agent."""
+    return record.machine
+
+
+def runs_here(record: AgentRecord, config: PaoConfig) -> bool:
+    return record.machine in ("", config.machine_name())
+
+
+def shared_registry(config: PaoConfig) -> bool:
+    """Whether every machine keeps its agents in one registry (``[registry] url``), not a file each."""
+    return bool(config.registry.url)
+
+
+def remote_pao(machine: Machine, *argv: str) -> list[str]:
+    """The words that run ``pao machine here -- ARGV`` on ``machine``."""
+    return [*shlex.split(machine.options.pao), "machine", "here", "--", *argv]
+
+
+def call(config: PaoConfig, machine: Machine, argv: Sequence[str], *, timeout: float,
+         stdin: str | None = None) -> dict[str, Any]:
+    """Run ``pao ARGV --json`` on ``machine``; its JSON, or the remote pao's one-line error."""
+    answer = Ssh(config.home).run(machine, remote_pao(machine, *argv), timeout=timeout, stdin=stdin)
+    if answer.returncode != 0:
+        raise remote_error(machine, answer.stderr, answer.returncode)
+    try:
+        data = json.loads(answer.stdout)
+    except ValueError:
+        raise RemoteFailed(f"machine {machine.name}: its pao did not answer in JSON "
+                           f"({_last_line(answer.stdout) or 'nothing on stdout'})") from None
+    if not isinstance(data, dict):
+        raise RemoteFailed(f"machine {machine.name}: its pao answered {type(data).__name__}, not an object")
+    return data
+
+
+def remote_error(machine: Machine, stderr: str, code: int) -> RemoteFailed:
+    """The remote pao's own last line (``pao: ...``), said to come from that machine."""
+    line = _last_line(stderr)
+    if code == 127 or "not found" in line and "pao" in line.split(":")[0:2]:
+        error = RemoteFailed(f"machine {machine.name}: pao is not installed there (or not at "
+                             f"{machine.options.pao!r}; set pao = \"...\" in [machines.{machine.name}])")
+    else:
+        error = RemoteFailed(f"on {machine.name}: {line.removeprefix('pao: ') or f'pao exited with {code}'}")
+    error.exit_code = code if 0 < code < 126 else 1  # type: ignore[misc]
+    return error
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def machine_for(config: PaoConfig, record: AgentRecord) -> Machine:
+    return resolve(config, machine_of(record))
+
+
