@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from pao_core.errors import ValidationError
+from pao_core.errors import ValidationError, shown
 
 MAX_TOPIC_CHARS = 2000
 
@@ -25,8 +25,4 @@ def check_topic(topic: str) -> str:
         raise ValidationError(f"the topic is longer than {MAX_TOPIC_CHARS} characters ({len(topic)})")
     return topic
 
-
-def shown(text: str, limit: int = 80) -> str:
-    """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
