@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,18 +13,13 @@ from pao_core.contracts import Check
 from pao_core.doctor import run_checks
 from pao_core.hookspecs import hookimpl
 from pao_core.plugins import build_plugins
+from pao_testing import isolated
 
 PLUGINS = ["agent-checks", "agents", "registry"]
 
 
 def run_pao(tmp_path: Path, *args: str, load: str = "pao-agents") -> subprocess.CompletedProcess[str]:
-    config = tmp_path / "config.toml"
-    config.touch()
-    env = {**os.environ, "PAO_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PAO_CONFIG": str(config),
-           "PAO_LOAD_PLUGINS": load}
-    env.pop("PAO_DISABLE_PLUGINS", None)
-    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env,
-                          timeout=60, check=False)
+    return isolated.run_pao(tmp_path, *args, load=load)
 
 
 def test_pao_plugins_lists_the_commands_the_registry_and_the_checks(tmp_path: Path) -> None:
