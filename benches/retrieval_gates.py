@@ -121,8 +121,9 @@ def transfer(fit: list[dict], report: list[dict], store: str, statistic: str) ->
     gate = max(row[statistic] for row in fit if row["store"] == store and row["control"])
     mine = [row for row in report if row["store"] == store]
     relevant = [row for row in mine if row["relevant"]]
-    return {"gate": round(gate, 3), "relevant_tops_kept": sum(row[statistic] > gate for row in relevant),
-            "relevant_tops": len(relevant), "controls_through": sum(row[statistic] > gate for row in mine if row["control"]),
+    return {"gate": round(float(gate), 3), "relevant_tops_kept": int(sum(row[statistic] > gate for row in relevant)),
+            "relevant_tops": len(relevant),
+            "controls_through": int(sum(row[statistic] > gate for row in mine if row["control"])),
             "controls": sum(row["control"] for row in mine)}
 
 

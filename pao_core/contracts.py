@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 import attrs
 
 from pao_core.errors import PaoError, UnknownAgent
-from pao_core.topic import shown
 
 if TYPE_CHECKING:
     import argparse
@@ -323,7 +322,7 @@ class RegistryStore(abc.ABC):
         """the record called ``name``, or ``UnknownAgent``. Default: from ``find``."""
         record = self.find(name)
         if record is None:
-            raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
+            raise UnknownAgent.named(name)
         return record
 
     def update(self, name: str, **changes: Any) -> AgentRecord:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Seq
 
 import attrs
 
-from pao_core.errors import PaoError, describe
+from pao_core.errors import PaoError, RegistryUnavailable, describe
 from pao_core.files import lock_is_held
 from pao_core.contracts import permission_summary
 from pao_core.lifecycle import default_driver_name
@@ -228,7 +228,8 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
         records = registry.list()
     except Exception as exc:
         fix = "fix or move the file; pao will not overwrite it" if json_file else fix_url
-        checks.insert(0, Check("registry", label, "fail", f"registry {registry.location()}: {describe(exc)}", fix))
+        line = describe(exc) if isinstance(exc, RegistryUnavailable) else f"registry {registry.location()}: {describe(exc)}"
+        checks.insert(0, Check("registry", label, "fail", line, fix))
         return checks
     where = registry.location() + (" (not created yet)" if json_file and not json_file.path.exists() else "")
     checks.insert(0, Check("registry", label, "ok", f"registry {where}: {len(records)} agents",

@@ -29,7 +29,7 @@ from pao_core.registry import open_registry
 from pao_core.resolve import agent_environment, first_named
 from pao_core.topic import shown as quoted
 
-__all__ = ["AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
+__all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""
+
+
+class AgentElsewhere(PaoError):
+    """The agent runs on another machine: its terminal target means nothing here."""
 
 
 @attrs.frozen
@@ -90,6 +94,8 @@ class Agents:
         its screen; ``show_screen`` still captures it for display.
         """
         source = "hooks" if record.extra.get("events") else "screen"
+        if not self.runs_here(record):
+            return Observation(record, "unknown", f"runs on machine {record.machine}", source="machine")
         if record.state == "paused":
             return Observation(record, "paused", source=source)
         driver = self.driver(record.terminal)
@@ -130,8 +136,19 @@ class Agents:
 
     # -- acting ------------------------------------------------------------------------
 
-    def live(self, name: str) -> tuple[AgentRecord, TerminalDriver]:
+    def runs_here(self, record: AgentRecord) -> bool:
+        return not record.machine or record.machine == self.config.machine_name()
+
+    def here(self, name: str) -> AgentRecord:
+        """The record of an agent this machine runs; another machine's is refused (pao-machines routes it there)."""
         record = self.registry.get(name)
+        if not self.runs_here(record):
+            raise AgentElsewhere(f"agent {name!r} runs on machine {record.machine}; pao reaches it there with the "
+                                 "pao-machines plugin (docs/machines.md), or 'pao kill --forget' forgets it here")
+        return record
+
+    def live(self, name: str) -> tuple[AgentRecord, TerminalDriver]:
+        record = self.here(name)
         driver = self.driver(record.terminal)
         if record.state == "paused":
             raise AgentNotRunning(f"agent {name!r} is paused; 'pao resume {name}' starts it again")
@@ -150,7 +167,7 @@ class Agents:
         ``clean`` also removes the agent's worktree (``spawn --worktree``), and refuses,
         before ending anything, when the worktree holds uncommitted changes.
         """
-        record = self.registry.get(name)
+        record = self.registry.get(name) if forget_only else self.here(name)
         worktree = record.extra.get("worktree")
         if clean:
             from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
@@ -170,10 +187,11 @@ class Agents:
                 raise ValidationError(f"{exc}: cannot end {quoted(name)}; `pao kill {name} --forget` forgets it") from None
             driver.kill(record.target)
         checkpoint = record.extra.get("checkpoint")
-        if checkpoint:
-            Path(checkpoint).unlink(missing_ok=True)
-        others = [other for other in self.registry.list() if other.name != name]
-        cleanup_written(self.config, name, record.extra, others)
+        if self.runs_here(record):  # another machine's paths are that machine's files
+            if checkpoint:
+                Path(checkpoint).unlink(missing_ok=True)
+            others = [other for other in self.registry.list() if other.name != name]
+            cleanup_written(self.config, name, record.extra, others)
         if clean:
             from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
 
@@ -182,7 +200,7 @@ class Agents:
 
     def checkpoint(self, name: str) -> Path:
         """Save screen, session id, briefing hash and briefing text under ``$PAO_HOME/checkpoints``."""
-        record = self.registry.get(name)
+        record = self.here(name)
         host = self.host(record.host)
         driver = self.driver(record.terminal)
         alive = bool(record.target) and driver.is_alive(record.target)
@@ -212,7 +230,7 @@ class Agents:
 
     def resume(self, name: str, *, timeout: float | None = None, environ: dict[str, str] | None = None) -> AgentRecord:
         """Relaunch a paused or dead agent with the host's resume command; wait until ready."""
-        record = self.registry.get(name)
+        record = self.here(name)
         driver = self.driver(record.terminal)
         if record.state != "paused" and record.target and driver.is_alive(record.target):
             raise PaoError(f"agent {name!r} is running; nothing to resume")

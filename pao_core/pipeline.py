@@ -14,7 +14,7 @@ import attrs
 
 from pao_core import agentdir
 from pao_core import briefing as briefing_mod
-from pao_core.errors import PaoError, ValidationError
+from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
 from pao_core.gather import gather
 from pao_core.models import AgentRecord, Briefing, McpWiring, SpawnRequest
@@ -133,21 +133,23 @@ def spawn(
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
             clock.done("7 nudge", "submitted")
-    except BaseException:
-        _abandon(agents, request.name, driver, target, extra)
+        session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
+        record = agents.set_state(  # the registration completed: until here the record only held the name
+            request.name,
+            state,
+            source="spawn",
+            folder=request.folder,
+            target=target,
+            pid=driver.pid(target),
+            session_id=session,
+            briefing_hash=briefing.content_hash,
+            extra=extra,
+        )
+    except BaseException as exc:
+        if not _abandon(agents, request.name, driver, target, extra) and isinstance(exc, Exception):
+            raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
+                           f"(free it once the registry answers: pao kill --forget {request.name})") from None
         raise
-    session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
-    record = agents.set_state(
-        request.name,
-        state,
-        source="spawn",
-        folder=request.folder,
-        target=target,
-        pid=driver.pid(target),
-        session_id=session,
-        briefing_hash=briefing.content_hash,
-        extra=extra,
-    )
     plugins.agent_spawned(record)
     return Spawned(record, tuple(steps), briefing)
 
@@ -295,8 +297,9 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> None:
-    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the name."""
+def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> bool:
+    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the
+    name; false when the registry could not be told."""
     if target:
         try:
             screen = driver.read(target)
@@ -312,8 +315,11 @@ def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, ext
         cleanup_written(agents.config, name, extra)
     try:
         agents.registry.remove(name)
-    except PaoError:
+    except UnknownAgent:
         pass
+    except PaoError:  # the registry went away mid-spawn
+        return False
+    return True
 
 
 @attrs.define

@@ -14,7 +14,7 @@ from typing import Iterable
 
 import attrs
 
-from pao_core.errors import ValidationError
+from pao_core.errors import ValidationError, shown
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MAX_TOPIC_CHARS = 2000
@@ -49,11 +49,6 @@ def check_topic(topic: str) -> str:
     if len(topic) > MAX_TOPIC_CHARS:
         raise ValidationError(f"the topic is longer than {MAX_TOPIC_CHARS} characters ({len(topic)})")
     return topic
-
-
-def shown(text: str, limit: int = 80) -> str:
-    """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def _is_dir(path: Path, token: str) -> bool:

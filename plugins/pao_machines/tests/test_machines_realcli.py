@@ -49,7 +49,8 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
     box = claude_box
     _logged_pao(box)
     marker, said = f"WIDGET-{uuid.uuid4().hex[:8]}", f"SEND-{uuid.uuid4().hex[:8]}"
-    (box.local / "home" / "notes.md").write_text(f"- The widget counter lives in the {marker} module.\n")
+    token = "ghp_" + uuid.uuid4().hex + "0123"  # a GitHub token's shape: redacted before it leaves this machine
+    (box.local / "home" / "notes.md").write_text(f"- The widget counter lives in the {marker} module; token {token}\n")
     folder = box.remote_folder("shop")
 
     spawned = json.loads(box.pao("spawn", "count the widgets", "--on", "box", "--folder", "~/shop", "--json").stdout)
@@ -63,7 +64,8 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
     # the session channel, trust and the agent's files are the remote user's own
     agent_dir = box.sshd.home / ".local" / "share" / "pao" / "agents" / "shop"
     assert agent_dir.stat().st_uid == box.sshd.account.uid and agent_dir.stat().st_mode & 0o777 == 0o700
-    assert marker in (agent_dir / "briefing.md").read_text()
+    assert marker in (agent_dir / "briefing.md").read_text() and token not in (agent_dir / "briefing.md").read_text()
+    assert all(token not in request.text() for request in anthropic_stub.messages())
     trusted = json.loads((box.sshd.home / ".claude.json").read_text())["projects"][str(folder)]
     assert trusted["hasTrustDialogAccepted"] is True
     assert not (box.local / "pao" / "agents").exists(), "nothing of the agent's is kept on this machine"

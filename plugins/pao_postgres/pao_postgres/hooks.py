@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 
 from pao_core.config import PaoConfig
-from pao_core.contracts import ConfigTable
+from pao_core.contracts import ConfigTable, RegistryStore
 from pao_core.hookspecs import hookimpl
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.commands import add_memory_commands, load_corpus
 from pao_postgres.options import BACKEND_NAME, LongtermOptions
+from pao_postgres.registry import PostgresRegistry
 
 
 @hookimpl
@@ -33,3 +34,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 @hookimpl
 def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
     return load_corpus(corpus, config)
+
+
+@hookimpl
+def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
+    return [PostgresRegistry(config.registry.url, config.machine_name())]
