@@ -191,4 +191,4 @@ class JsonRegistry(RegistryStore):
 
 def _named(name: str, raw: Any) -> Any:
     """A record of the file, which keys it by name (the name in an error message even when the record has none)."""
-    return {"name": name, **raw} if isinstance(raw, dict) else raw
+    return {**raw, "name": name} if isinstance(raw, dict) else raw  # the key is the name every lookup uses
