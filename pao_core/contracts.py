@@ -300,8 +300,8 @@ class HostAgent(abc.ABC):
         """The CLI's session id for this agent, once it exists."""
 
     @abc.abstractmethod
-    def resume_command(self, record: AgentRecord) -> list[str]:
-        """The command line that resumes the agent's session."""
+    def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
+        """The command line that resumes the agent's session (with the session's MCP flags, as at spawn)."""
 
     def consent_gaps(self, environ: Mapping[str, str]) -> list[str]:
         """what only the user can do before the host can start (spawn refuses with these). Default: none."""

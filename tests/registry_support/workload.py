@@ -21,7 +21,7 @@ import attrs
 from pao_core.contracts import RegistryStore
 from pao_core.errors import DuplicateAgent, PaoError
 from pao_core.models import AgentRecord
-from pao_core.topic import numbered
+from pao_agents.names import numbered
 
 STATES = ("starting", "ready", "busy", "waiting", "blocked", "paused", "dead")
 COUNTER = "counter"

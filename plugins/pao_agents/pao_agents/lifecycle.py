@@ -23,6 +23,7 @@ from pao_agents import agentdir
 from pao_agents.conversation import SendFailed, send_text
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
+from pao_core.contracts import McpWiring
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
@@ -200,9 +201,14 @@ class Agents(AgentContext):
         record = self._restore(record, host)
         if record.target:
             driver.kill(record.target)  # the dead window that is left over
-        request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False)
-        env = agent_environment(os.environ if environ is None else environ, host.environment(request))
-        target = driver.spawn(name, record.folder, host.resume_command(record), env)
+        request = SpawnRequest(record.topic, record.folder, name, record.host, record.terminal, nudge=False,
+                               session_id=record.session_id, agent_dir=record.extra.get("agent_dir"))
+        base = os.environ if environ is None else environ
+        # the session's MCP servers again, as the spawn wired them (none when it ran with --no-mcp)
+        wiring = agentdir.session_mcp(request, host, self.config, self.plugins, base) if record.extra.get("mcp") else McpWiring()
+        env = agent_environment(base, {**host.environment(request), **wiring.env})
+        command = host.resume_command(record, wiring.args) if wiring.args else host.resume_command(record)
+        target = driver.spawn(name, record.folder, command, env)
         self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
             wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)

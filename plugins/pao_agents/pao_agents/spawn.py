@@ -91,7 +91,8 @@ def spawn(
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
-        request, wiring = _session_mcp(request, host_agent, config, plugins, env) if mcp else (request, McpWiring())
+        wiring = agentdir.session_mcp(request, host_agent, config, plugins, env) if mcp else McpWiring()
+        request = attrs.evolve(request, mcp_args=wiring.args)
         extra["mcp"] = [server.name for server in wiring.servers]
         clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
         host_agent.preseed(request.folder)
@@ -158,20 +159,6 @@ def _deliver(
     done = deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block, plugins=plugins)
     wrote = {"briefing_file": str(done.briefing_path), "context_file": str(done.context_path), "context_created": created}
     return request, {"delivery": "file", **wrote}
-
-
-def _session_mcp(
-    request: SpawnRequest, host_agent: HostAgent, config: PaoConfig, plugins: Plugins, environ: Mapping[str, str]
-) -> tuple[SpawnRequest, McpWiring]:
-    """The session's MCP servers (``pao_session_mcp_servers``) in the host's terms; its files into the agent's folder."""
-    servers = plugins.session_mcp_servers(config, request)
-    wiring = host_agent.mcp_wiring(servers, Path(config.home) / "agents" / request.name, environ) if servers else None
-    if not wiring or not (wiring.args or wiring.files or wiring.env):  # none, or a host without MCP
-        return request, McpWiring()
-    files = {**{name: text for server in servers for name, text in server.files.items()}, **wiring.files}
-    if files:
-        agentdir.write_private(agentdir.agent_dir(config.home, request.name), files)
-    return attrs.evolve(request, mcp_args=wiring.args), attrs.evolve(wiring, servers=tuple(servers))
 
 
 @attrs.frozen

@@ -109,11 +109,11 @@ class ClaudeCode(CliProfile):
         settings = {"hooks": {event: [{"hooks": [hook]}] for event in HOOK_EVENTS}}
         return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
 
-    def resume_command(self, record: AgentRecord) -> list[str]:
+    def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         """``claude --resume <session id>`` with the same flags; ``--continue`` (newest in the folder) if unknown."""
         session = record.session_id or self.session_id(record)
         resume = ["--resume", session] if session else ["--continue"]
-        return self.launch(*resume, *self.permission_args(), *self.channel_args(record.extra.get("agent_dir")))
+        return self.launch(*mcp_args, *resume, *self.permission_args(), *self.channel_args(record.extra.get("agent_dir")))
 
     # -- briefing delivery -----------------------------------------------------------
 

@@ -130,9 +130,9 @@ class CodexHost(CliProfile):
         return session_hooks.started_session(record.extra.get("agent_dir")) or find_session(
             codex_home(), record.folder, record.created_at)
 
-    def resume_command(self, record: AgentRecord) -> list[str]:
+    def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         session = record.session_id or self.session_id(record)
-        flags = [*self.permission_args(), *self.hook_args(record.extra.get("agent_dir") if record.extra.get("events") else None)]
+        flags = [*mcp_args, *self.permission_args(), *self.hook_args(record.extra.get("agent_dir") if record.extra.get("events") else None)]
         return [*self.launch(*flags), "resume", *([session] if session else ["--last"])]
 
 
