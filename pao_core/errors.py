@@ -21,12 +21,27 @@ class ValidationError(PaoError):
     exit_code = 2
 
 
+def shown(text: str, limit: int = 80) -> str:
+    """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
+
+    @classmethod
+    def named(cls, name: str) -> UnknownAgent:
+        return cls(f"no agent named {shown(name)} (see 'pao list')")
 
 
 class DuplicateAgent(PaoError):
     """An agent of that name is already in the registry."""
+
+    @classmethod
+    def named(cls, name: str, numbered: bool = False) -> DuplicateAgent:
+        if numbered:
+            return cls(f"no free agent name left for {name!r}")
+        return cls(f"an agent named {name!r} already exists (pick another --name)")
 
 
 class RegistryUnavailable(PaoError):

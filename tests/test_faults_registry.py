@@ -1,14 +1,14 @@
 """Fault suite, registry: 16 processes x 100 random operations, and locks left by killed processes.
 
-Every operation goes through the public ``Registry`` API (what ``pao spawn``, ``kill``
-and the lifecycle commands call) and is written to its worker's journal; replaying
-the journals must give exactly the registry on disk: nothing lost, nothing duplicated.
+Every operation goes through the registry API (what ``pao spawn``, ``kill`` and the
+lifecycle commands call; ``registry_support.workload``) and is written to its worker's
+journal; replaying the journals must give exactly the registry on disk: nothing lost,
+nothing duplicated. ``test_registry_postgres`` runs the same workload on two machines.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import signal
@@ -18,90 +18,31 @@ import time
 from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
-from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
-from pao_core.topic import numbered
+from pao_agents.registry import JsonRegistry
+from registry_support.workload import assert_holds, read_journal, record, replay
 
 WORKERS = 16
 OPERATIONS = 100
-STATES = ("starting", "ready", "busy", "waiting", "blocked", "paused", "dead")
-
-
-def _record(name: str, worker: int) -> AgentRecord:
-    return AgentRecord(name=name, folder=f"/srv/w{worker}", topic="t", host="fake", terminal="tmux", target="")
-
-
-def _worker(home: str, worker: int, journal: str) -> None:
-    """Random spawns (named and derived), updates, removals and reads; each one journaled."""
-    registry = JsonRegistry(Path(home))
-    rng = random.Random(worker)
-    mine: list[str] = []
-    done: list[list] = []
-    for op in range(OPERATIONS):
-        choices = ["add", "derived", "update", "update", "remove", "read"] if mine else ["add", "derived"]
-        kind = rng.choice(choices)
-        if kind == "add":
-            name = f"w{worker}-{op}"
-            registry.add(_record(name, worker))
-            mine.append(name)
-            done.append(["add", name])
-        elif kind == "derived":  # pao spawn without --name: the folder's name, made unique
-            chosen = registry.add(_record("shared", worker), lambda n: numbered("shared", n))
-            mine.append(chosen.name)
-            done.append(["add", chosen.name])
-        elif kind == "update":
-            name = rng.choice(mine)
-            state = rng.choice(STATES)
-            registry.update(name, state=state, extra={"worker": worker, "op": op})
-            done.append(["update", name, state, op])
-        elif kind == "remove":
-            name = mine.pop(rng.randrange(len(mine)))
-            registry.remove(name)
-            done.append(["remove", name])
-        else:
-            names = registry.names()
-            assert set(mine) <= names, "a reader missed one of this worker's agents"
-            done.append(["read"])
-    Path(journal).write_text(json.dumps(done))
+TESTS = Path(__file__).resolve().parent
 
 
 def test_sixteen_processes_of_random_operations_account_for_every_one(tmp_path: Path) -> None:
     home = tmp_path / "pao"
-    context = multiprocessing.get_context("spawn")
-    journals = [tmp_path / f"journal-{w}.json" for w in range(WORKERS)]
-    workers = [context.Process(target=_worker, args=(str(home), w, str(journals[w]))) for w in range(WORKERS)]
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    (tmp_path / "config.toml").write_text('[machine]\nname = "here"\n')
+    env = {**os.environ, "PAO_HOME": str(home), "PAO_CONFIG": str(tmp_path / "config.toml")}
+    workers = [
+        subprocess.Popen([sys.executable, "-m", "registry_support.workload", str(w), str(OPERATIONS),
+                          str(journals / f"{w}.jsonl"), "derived"], cwd=TESTS, env=env, stderr=subprocess.PIPE, text=True)
+        for w in range(WORKERS)
+    ]
     for process in workers:
-        process.start()
-    for process in workers:
-        process.join(timeout=300)
-        assert process.exitcode == 0
-    # A name may be reused once freed, by any worker; lifetimes of one name never overlap.
-    # So per name and worker: adds - removes is 0 or 1, and 1 for exactly the final holder.
-    held: dict[str, dict[int, dict]] = {}
-    total = 0
-    for w, journal in enumerate(journals):
-        for entry in json.loads(journal.read_text()):
-            total += 1
-            if entry[0] == "read":
-                continue
-            mine = held.setdefault(entry[1], {}).setdefault(w, {"net": 0, "state": "starting", "op": None})
-            if entry[0] == "add":
-                mine.update(net=mine["net"] + 1, state="starting", op=None)
-            elif entry[0] == "update":
-                mine.update(state=entry[2], op=entry[3])
-            else:
-                mine["net"] -= 1
-            assert mine["net"] in (0, 1), f"worker {w} holds {entry[1]} twice"
-    assert total == WORKERS * OPERATIONS
-    records = {record.name: record for record in JsonRegistry(home).list()}
-    for name, by_worker in held.items():
-        holders = [(w, h) for w, h in by_worker.items() if h["net"] == 1]
-        assert len(holders) == (1 if name in records else 0), f"{name}: held by {holders}, on disk: {name in records}"
-    for name, record in records.items():
-        ((w, want),) = [(w, h) for w, h in held[name].items() if h["net"] == 1]
-        assert record.folder == f"/srv/w{w}"
-        assert record.state == want["state"]
-        assert dict(record.extra) == ({} if want["op"] is None else {"worker": w, "op": want["op"]})
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    expected = replay((w, read_journal(journals / f"{w}.jsonl")) for w in range(WORKERS))
+    assert expected.operations == WORKERS * OPERATIONS
+    assert_holds(JsonRegistry(home, "here").list(), expected, dict.fromkeys(range(WORKERS), "here"))
     assert not lock_is_held(home / "agents.json.lock")
     assert sorted(p.name for p in home.iterdir()) == ["agents.json", "agents.json.lock"]  # no temp file left
 
@@ -118,7 +59,7 @@ KEEP_ADDING = """
 import sys
 from pathlib import Path
 from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 registry = JsonRegistry(Path(sys.argv[1]))
 for n in range(100000):
     name = f"{sys.argv[2]}-{n}"
@@ -129,7 +70,7 @@ for n in range(100000):
 
 def test_a_lock_held_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     registry = JsonRegistry(tmp_path)
-    registry.add(_record("before", 0))
+    registry.add(record("before", 0))
     lock = tmp_path / "agents.json.lock"
     holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout and holder.stdout.readline().strip() == "held"
@@ -137,7 +78,7 @@ def test_a_lock_held_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     holder.wait(10)
     assert lock.exists()  # left behind by the dead process; the kernel released its flock
     started = time.monotonic()
-    registry.add(_record("after", 0))
+    registry.add(record("after", 0))
     assert time.monotonic() - started < 2.0
     assert registry.names() == {"before", "after"}
     assert not lock_is_held(lock)

@@ -196,8 +196,12 @@ class LoopbackSshd:
         """Stop the server and every session it holds (the machine went away); the account stays."""
         if self.process is None:
             return
+        sessions = _descendants(self.process.pid)  # each connection runs in a session of its own
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # sshd's own group: the listener and its session children
+            os.killpg(self.process.pid, signal.SIGKILL)  # sshd's own group: the listener
+        for pid in sessions:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         self.process.wait(timeout=10)
         self.process = None
         if self.account.created:
@@ -278,6 +282,21 @@ def _end_processes(uid: int, only: Sequence[str] = ()) -> None:
         ends = time.monotonic() + 3
         while time.monotonic() < ends and any(pid in _pids_of(uid) for pid in pids):
             time.sleep(0.05)
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below ``root`` (from ``/proc``), children before their own children."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
 
 
 def _pids_of(uid: int) -> list[int]:

@@ -14,25 +14,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import attrs
 import cattrs
 
-from pao_core.contracts import RegistryStore
 from pao_core.config import host_name
+from pao_core.contracts import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
 from pao_core.hookspecs import hookimpl
 from pao_core.models import AgentRecord, converter
 from pao_core.sanitize import mask_url
-from pao_core.topic import shown
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.plugins import Plugins
 
-__all__ = ["DuplicateAgent", "JsonRegistry", "UnknownAgent", "open_registry", "structure_record"]
+__all__ = ["DuplicateAgent", "JsonRegistry", "UnknownAgent", "open_registry", "readable", "stamped", "structure_record"]
 
 FILENAME = "agents.json"
 FORMAT_VERSION = 1
@@ -51,9 +50,10 @@ def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> Registry
     for store in stores:
         if scheme in store.schemes:
             return store
-    served = ", ".join(sorted({s for store in stores for s in store.schemes if s})) or "none"
+    served = sorted({s for store in stores for s in store.schemes if s})
+    hint = "" if "postgresql" in served else "; pao-postgres serves postgresql://"
     raise ConfigError(f"registry.url {mask_url(url)}: no installed plugin keeps a registry there "
-                      f"(schemes served: {served}; pao-postgres serves postgresql)")
+                      f"(schemes served: {', '.join(served) or 'none'}{hint})")
 
 
 @hookimpl
@@ -76,16 +76,16 @@ def stamped(record: AgentRecord, machine: str) -> AgentRecord:
     return record if record.machine else attrs.evolve(record, machine=machine)
 
 
-def report_unreadable(records: list[AgentRecord | PaoError]) -> list[AgentRecord]:
-    """The readable records, oldest first; each unreadable one said on stderr (one broken record
-    must not hide every agent from ``list`` and ``monitor``)."""
-    readable = []
-    for record in records:
-        if isinstance(record, PaoError):
-            print(f"pao: {record}; skipped", file=sys.stderr)
-        else:
-            readable.append(record)
-    return sorted(readable, key=lambda record: (record.created_at, record.name))
+def readable(raws: Iterable[Any], machine: str, where: str) -> list[AgentRecord]:
+    """The stored records that read, oldest first; each one that does not is said on stderr (one
+    broken record must not hide every agent from ``list`` and ``monitor``)."""
+    records = []
+    for raw in raws:
+        try:
+            records.append(structure_record(raw, machine, where))
+        except PaoError as exc:
+            print(f"pao: {exc}; skipped", file=sys.stderr)
+    return sorted(records, key=lambda record: (record.created_at, record.name))
 
 
 @attrs.define
@@ -107,7 +107,7 @@ class JsonRegistry(RegistryStore):
     # -- reads ----------------------------------------------------------------------
 
     def list(self) -> list[AgentRecord]:
-        return report_unreadable([self._read_one(name, raw) for name, raw in self._read().items()])
+        return readable((_named(name, raw) for name, raw in self._read().items()), self.machine, str(self.path))
 
     def find(self, name: str) -> AgentRecord | None:
         raw = self._read().get(name)
@@ -130,9 +130,7 @@ class JsonRegistry(RegistryStore):
                     agents[name] = converter.unstructure(named)
                     chosen.append(named)
                     return
-            if candidates is None:
-                raise DuplicateAgent(f"an agent named {record.name!r} already exists (pick another --name)")
-            raise DuplicateAgent(f"no free agent name left for {record.name!r}")
+            raise DuplicateAgent.named(record.name, numbered=candidates is not None)
 
         self._edit(change)
         return chosen[0]
@@ -142,7 +140,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
+                raise UnknownAgent.named(name)
             record = stamped(edit(self._structure(name, agents[name])), self.machine)
             agents[name] = converter.unstructure(record)
             changed.append(record)
@@ -155,7 +153,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent(f"no agent named {shown(name)} (see 'pao list')")
+                raise UnknownAgent.named(name)
             removed.append(self._structure(name, agents.pop(name)))
 
         self._edit(change)
@@ -187,13 +185,10 @@ class JsonRegistry(RegistryStore):
             raise UnreadableJSON(f"{self.path}: 'agents' is not an object; fix or move it")
         return agents
 
-    def _read_one(self, name: str, raw: Any) -> AgentRecord | PaoError:
-        try:
-            return self._structure(name, raw)
-        except PaoError as exc:
-            return exc
-
     def _structure(self, name: str, raw: Any) -> AgentRecord:
-        if isinstance(raw, dict):
-            raw = {"name": name, **raw}
-        return structure_record(raw, self.machine, str(self.path))
+        return structure_record(_named(name, raw), self.machine, str(self.path))
+
+
+def _named(name: str, raw: Any) -> Any:
+    """A record of the file, which keys it by name (the name in an error message even when the record has none)."""
+    return {**raw, "name": name} if isinstance(raw, dict) else raw  # the key is the name every lookup uses
