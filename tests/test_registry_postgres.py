@@ -117,6 +117,10 @@ def test_every_machine_lists_the_agents_of_both_with_their_machine(machines: tup
         status = machine.pao("status", name, "--json")
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["machine"] == machine.name
+    doctor = json.loads(alpha.pao("doctor", "--json").stdout)
+    (registry,) = [check for check in doctor["checks"] if check["area"] == "registry"]
+    masked = alpha.url.replace(":pao-test-secret@", ":***@")
+    assert (registry["name"], registry["status"], registry["line"]) == ("postgresql", "ok", f"registry {masked}: 2 agents")
     forgot = beta.pao("kill", "--forget", "api", "--json")
     assert forgot.returncode == 0, forgot.stderr
     assert [agent["name"] for agent in json.loads(alpha.pao("list", "--json").stdout)["agents"]] == ["trainer"]
