@@ -201,15 +201,16 @@ def one_round(tool: Pao | Cao, stub: AnthropicStub, base: Path, round_: int) -> 
     folder = base / name
     folder.mkdir()
     task, message = (f"{kind} {uuid.uuid4().hex[:10]}" for kind in ("Bench task", "Bench message"))
-    figures: dict[str, float | None] = {"launch_s": timed(stub, lambda: tool.launch(name, folder, task), task), "send_s": None}
+    figures: dict[str, float | None] = {"launch_s": timed(stub, lambda: tool.launch(name, folder, task), task)}
     try:
         if figures["launch_s"] is None:
             print(f"cao_session_bench: {tool.name} round {round_}: the task was lost; screen:\n{tool.screen(name)}",
                   file=sys.stderr)
-        else:
+        else:  # no send to an agent that never got its task
             tool.wait_idle(name)
             figures["send_s"] = timed(stub, lambda: tool.send(name, message), message)
-    except (RuntimeError, TimeoutError) as exc:
+    except (RuntimeError, TimeoutError) as exc:  # never idle, or the send failed: the message is lost
+        figures["send_s"] = None
         print(f"cao_session_bench: {tool.name} round {round_}: {exc}", file=sys.stderr)
     finally:
         with contextlib.suppress(RuntimeError, KeyError):
@@ -243,6 +244,7 @@ def main(rounds: int, version: str) -> dict[str, object]:
         "claude_code": version,
         "rounds": rounds,
         "p50_s": medians,
+        "runs": {tool: {key: len(values) for key, values in figures.items()} for tool, figures in samples.items()},
         "lost": {tool: {key: values.count(None) for key, values in figures.items()} for tool, figures in samples.items()},
         "ratio_cao_over_pao": {key: round(medians["cao"][key] / medians["pao"][key], 1)
                                if medians["cao"][key] and medians["pao"][key] else None for key in keys},

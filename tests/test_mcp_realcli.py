@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,10 +25,10 @@ import pytest
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import REPO_ROOT, PrivateTmux
 from pao_testing.host_cases import CASES
-from pao_testing.hostrun import fail_unless_loopback_only
+from pao_testing.hostrun import fail_unless_loopback_only, until
 
 pytestmark = pytest.mark.realcli
-PLUGINS = "pao-tmux,pao-hosts,pao-postgres,pao-mcp"
+PLUGINS = "pao-agents,pao-tmux,pao-hosts,pao-postgres,pao-mcp"
 TOOLS = ("mcp__pao__search_memory", "mcp__pao__remember", "mcp__pao__memory_status")
 
 
@@ -168,3 +169,36 @@ def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
                     pass
             subprocess.run([sys.executable, "-m", "pao_core", "kill", "billing"], env=env, capture_output=True, timeout=60)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def test_resume_wires_the_session_mcp_server_again(claude_run: dict[str, str], anthropic_stub: AnthropicStub,
+                                                   claude_home: Path, claude_version: str, pao_home: Path) -> None:
+    """``pao resume`` starts the CLI with the same ``--mcp-config`` and session channel as the spawn did."""
+    env = claude_run
+    spawned = json.loads(_pao(env, "spawn", "count the widgets", "--folder", str(_folder(pao_home, "w")),
+                              "--name", "again", "--json").stdout)
+    assert spawned["extra"]["mcp"] == ["pao"]
+    assert anthropic_stub.wait_for_message("count the widgets", 120, where=lambda r: r.is_conversation) is not None
+    _pao(env, "pause", "again")
+    assert json.loads(_pao(env, "status", "again", "--json").stdout)["state"] == "paused"
+    _pao(env, "resume", "again")
+
+    def connections() -> int:  # Claude Code logs each connection to an MCP server, per session start
+        logs = claude_home.glob(".cache/claude-cli-nodejs/*/mcp-logs-pao/*.jsonl")
+        return sum(path.read_text().count("Successfully connected") for path in logs)
+
+    if claude_version.startswith("2.0."):  # offers a server's tools only once connected; 2.1 searches for them (ToolSearch)
+        until(connections, lambda count: count >= 2, timeout=90)  # the spawn's, then the resumed session's
+    anthropic_stub.tool_trigger = "LOOK-IT-UP"
+    anthropic_stub.tool_call = ("mcp__pao__memory_status", {})
+    _pao(env, "send", "again", "LOOK-IT-UP: how is the memory?")
+    # the status as text or as structured content (Claude Code 2.1 passes the latter to the model)
+    status = re.compile(r'agent again;|"agent": ?"again"')
+    answered = anthropic_stub.wait_for_message("LOOK-IT-UP", 120, where=lambda r: status.search(_tool_result(r)) is not None)
+    assert answered is not None, "the resumed session had no pao MCP tool: " + " | ".join(
+        _tool_result(r)[:200] for r in anthropic_stub.messages() if _tool_result(r))
+    events = [json.loads(line)["event"] for line in Path(spawned["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
+    starts = [event for event in events if event.get("hook_event_name") == "SessionStart"]
+    assert [event.get("source") for event in starts][-1] == "resume", "the resumed session reported through pao's hooks"
+    assert {event["session_id"] for event in starts} == {spawned["session_id"]}, "the same session, resumed"
+    _pao(env, "kill", "again", timeout=60)

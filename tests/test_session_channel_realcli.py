@@ -31,7 +31,7 @@ AT_FORMS = ("*@.env*", "**@.env**", "_@.env_", "[a](b)@.env", "@.env", "@./.env"
 def run(claude_cli: Path, claude_home: Path, claude_env: dict[str, str], private_tmux: PrivateTmux, tmp_path: Path):
     """``run(*args)``: ``pao ARGS`` with the notes backend; the CLI, its HOME and the stub of this test."""
     env = {**os.environ, **claude_env, "PAO_CLAUDE_COMMAND": str(claude_cli), "PAO_TMUX_SOCKET": private_tmux.socket,
-           "PAO_LOAD_PLUGINS": "pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
+           "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
     (tmp_path / "config.toml").write_text("")
 
     def run_pao(*args: str, check: bool = True, screen: bool = True) -> subprocess.CompletedProcess[str]:
@@ -158,3 +158,26 @@ def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_p
     assert not tree.exists() and _snapshot(folder) == before
     branches = subprocess.run(["git", "-C", str(folder), "branch", "--list", "pao/tidy"], capture_output=True, text=True).stdout
     assert "pao/tidy" in branches, "the agent's branch (its commits) stays"
+
+
+def test_a_permission_prompt_makes_the_agent_waiting_from_its_notification_hook(
+    run, anthropic_stub: AnthropicStub, tmp_path: Path
+) -> None:
+    """The default permission mode: the CLI asks before running the stub's Bash call, its Notification hook fires,
+    and ``pao status`` reads ``waiting`` from the event log with the screen classifier switched off."""
+    folder = _git_folder(tmp_path / "perm")
+    anthropic_stub.tool_trigger = "RUN-IT"
+    anthropic_stub.tool_call = ("Bash", {"command": "touch pao-asked-first", "description": "Create a file"})
+    spawned = json.loads(run("spawn", "RUN-IT: create the marker file", "--folder", str(folder), "--name", "asker",
+                             "--json").stdout)
+    _conversation_with(anthropic_stub, "RUN-IT")
+
+    def status() -> dict:  # the screen classifier raises when asked: only hook events may decide the state
+        return json.loads(run("status", "asker", "--json", screen=False).stdout)
+
+    waiting = until(status, lambda s: s["observed"]["state"] == "waiting", timeout=90)
+    assert waiting["state_source"] == "hooks"
+    events = [json.loads(line)["event"] for line in Path(spawned["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
+    assert events[-1]["hook_event_name"] == "Notification" and "permission" in events[-1].get("message", "").lower()
+    assert not (folder / "pao-asked-first").exists(), "the command ran without asking"
+    run("kill", "asker")

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
+    from pao_core.contracts import McpServer, McpWiring
+    from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "codex"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
@@ -99,7 +100,7 @@ class CodexHost(CliProfile):
     def preseed(self, folder: str) -> None:
         """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set."""
         from pao_core.files import ensure_dir  # only this path needs it: start-up stays light
-        from pao_core.tomlfile import update_toml  # only this path needs it: start-up stays light
+        from pao_hosts.tomlfile import update_toml  # only this path needs it: start-up stays light
 
         home = ensure_dir(codex_home())
         update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
@@ -129,9 +130,9 @@ class CodexHost(CliProfile):
         return session_hooks.started_session(record.extra.get("agent_dir")) or find_session(
             codex_home(), record.folder, record.created_at)
 
-    def resume_command(self, record: AgentRecord) -> list[str]:
+    def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         session = record.session_id or self.session_id(record)
-        flags = [*self.permission_args(), *self.hook_args(record.extra.get("agent_dir") if record.extra.get("events") else None)]
+        flags = [*mcp_args, *self.permission_args(), *self.hook_args(record.extra.get("agent_dir") if record.extra.get("events") else None)]
         return [*self.launch(*flags), "resume", *([session] if session else ["--last"])]
 
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
+    from pao_core.contracts import McpServer, McpWiring
+    from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "gemini"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
@@ -110,9 +111,9 @@ class GeminiHost(CliProfile):
     def session_id(self, record: AgentRecord) -> str | None:
         return record.session_id or find_session(gemini_dir(), record.folder, record.created_at)
 
-    def resume_command(self, record: AgentRecord) -> list[str]:
+    def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         session = record.session_id or self.session_id(record) or "latest"
-        return [*self.launch(*APPROVAL_FLAGS[self.permission_mode()]), "--resume", session]
+        return [*self.launch(*mcp_args, *APPROVAL_FLAGS[self.permission_mode()]), "--resume", session]
 
 
 def _quiet(settings: dict[str, Any]) -> None:

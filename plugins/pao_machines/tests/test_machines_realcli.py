@@ -126,3 +126,36 @@ def test_a_machine_that_goes_away_shows_its_agents_unreachable_and_comes_back(
     box.pao("kill", "api")
     assert _agents(box) == {}
 
+
+
+@pytest.mark.postgres
+def test_one_registry_in_postgresql_for_both_machines(claude_box: Box, anthropic_stub: AnthropicStub) -> None:
+    from pao_testing.postgres import postgres_url
+
+    box = claude_box
+    box.remote_folder("shop")
+    with postgres_url() as url:
+        shared = f'\n[registry]\nurl = "{url}"\n'
+        box.write_config(extra=f'\n[machine]\nname = "laptop"\n{shared}')
+        remote_config = box.sshd.home / ".config" / "pao" / "config.toml"
+        remote_config.parent.mkdir(parents=True)
+        remote_config.write_text(f'[machine]\nname = "box"\n{shared}')
+        box.sshd.give(box.sshd.home / ".config")
+
+        failed = box.pao("spawn", "tidy", "--on", "box", "--folder", "~/missing", check=False)
+        assert failed.returncode == 2 and json.loads(box.pao("list", "--json").stdout)["agents"] == []
+
+        spawned = json.loads(box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--json").stdout)
+        assert spawned["name"] == "shop" and spawned["machine"] == "box"
+        there = json.loads(box.remote_pao("list", "--json").stdout)["agents"]
+        assert [(agent["name"], agent["machine"]) for agent in there] == [("shop", "box")], "one record, one registry"
+        assert _agents(box)["shop"]["observed"]["state"] in ("busy", "ready", "waiting")
+        marker = f"SHARED-{uuid.uuid4().hex[:8]}"
+        box.pao("send", "shop", marker)
+        _conversation_with(anthropic_stub, marker)
+
+        box.sshd.stop()
+        assert _agents(box)["shop"]["observed"]["state"] == "unreachable"
+        box.sshd.restart()
+        box.pao("kill", "shop")
+        assert _agents(box) == {} and json.loads(box.remote_pao("list", "--json").stdout)["agents"] == []

@@ -11,12 +11,10 @@ from typing import Literal
 
 import attrs
 
-Mode = Literal["original", "any", "ranked"]
-MODES: tuple[str, ...] = ("original", "any", "ranked")
+Mode = Literal["original", "ranked"]
+MODES: tuple[str, ...] = ("original", "ranked")
 DEFAULT_MODE: Mode = "ranked"
 
-BACKEND_NAME = "longterm"
-"""The backend's name, and its table ``[backends.longterm]``."""
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 

@@ -20,9 +20,18 @@ import os
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+import attrs
 
 from pao_core.files import atomic_write, private_dir
+from pao_core.contracts import McpWiring
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import HostAgent
+    from pao_core.models import SpawnRequest
+    from pao_core.plugins import Plugins
 
 EVENTS = "events.jsonl"
 BRIEFING = "briefing.md"
@@ -73,6 +82,21 @@ def write_private(folder: Path, files: Mapping[str, str]) -> None:
     """Write each named file into the agent's folder, owner-only (it holds memory text)."""
     for filename, text in files.items():
         atomic_write(folder / filename, text, mode=0o600)
+
+
+def session_mcp(
+    request: SpawnRequest, host_agent: HostAgent, config: PaoConfig, plugins: Plugins, environ: Mapping[str, str]
+) -> McpWiring:
+    """The session's MCP servers (``pao_session_mcp_servers``) in the host's terms, their files written into
+    the agent's folder; the same at spawn and at resume. An empty wiring: none, or a host without MCP."""
+    servers = plugins.session_mcp_servers(config, request)
+    wiring = host_agent.mcp_wiring(servers, Path(config.home) / "agents" / request.name, environ) if servers else None
+    if not wiring or not (wiring.args or wiring.files or wiring.env):
+        return McpWiring()
+    files = {**{name: text for server in servers for name, text in server.files.items()}, **wiring.files}
+    if files:
+        write_private(agent_dir(config.home, request.name), files)
+    return attrs.evolve(wiring, servers=tuple(servers))
 
 
 def append_command(log: Path, *, from_argument: bool = False) -> str:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import attrs
 import cattrs
 
-from pao_core.contracts import RegistryStore
 from pao_core.config import host_name
+from pao_core.contracts import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
 from pao_core.hookspecs import hookimpl
@@ -112,7 +112,7 @@ class JsonRegistry(RegistryStore):
     # -- reads ----------------------------------------------------------------------
 
     def list(self) -> list[AgentRecord]:
-        return readable(self._read().items(), self.machine, str(self.path))
+        return readable(((name, _named(name, raw)) for name, raw in self._read().items()), self.machine, str(self.path))
 
     def find(self, name: str) -> AgentRecord | None:
         raw = self._read().get(name)
@@ -192,4 +192,9 @@ class JsonRegistry(RegistryStore):
         return agents
 
     def _structure(self, name: str, raw: Any) -> AgentRecord:
-        return structure_record(raw, self.machine, str(self.path), name)
+        return structure_record(_named(name, raw), self.machine, str(self.path), name)
+
+
+def _named(name: str, raw: Any) -> Any:
+    """A record of the file, which keys it by name (the name in an error message even when the record has none)."""
+    return {**raw, "name": name} if isinstance(raw, dict) else raw  # the key is the name every lookup uses
