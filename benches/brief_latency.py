@@ -48,6 +48,9 @@ def main() -> int:
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    # users' Pythons cache bytecode: without this, each `pao brief` below would compile from source
+    # every module edited since its last .pyc (a sandbox's PYTHONDONTWRITEBYTECODE)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
     from pao_core import briefing as briefing_mod
     from pao_core.config import load_config

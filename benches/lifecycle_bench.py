@@ -79,7 +79,10 @@ def readiness(runs: int = 30) -> dict[str, object]:
 
 
 def _pao_env(home: str, socket: str) -> dict[str, str]:
-    return {**os.environ, "PAO_HOME": home, "HOME": home, "PAO_TMUX_SOCKET": socket,
+    # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would make each pao compile from
+    # source every module edited since its last .pyc
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PAO_HOME": home, "HOME": home, "PAO_TMUX_SOCKET": socket,
             "PAO_CONFIG": str(Path(home, "config.toml"))}
 
 

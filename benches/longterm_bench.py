@@ -181,7 +181,10 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
         )
         spec = {"url": options.url, "schema": options.schema, "mode": mode, "home": str(home),
                 "query": queries[index % len(queries)]}
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True)
+        # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would add compiling from source
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True,
+                             env=env)
         timings.append(float(out.stdout.strip()))
     return summary(timings)
 

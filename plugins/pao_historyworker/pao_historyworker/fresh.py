@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
-import filelock
 
 from pao_historyworker.index import (
     Pending, connect, finish, forget_files, index_file, indexed_roots, pending, remember_root, transcript_files,
     unread_bytes, up_to_date,
 )
+
+if TYPE_CHECKING:
+    import filelock
 
 MIN_RATE = 5e6
 """Bytes per second assumed before a file was read (transcript parsing runs at 20-60 MB/s)."""
@@ -60,6 +63,8 @@ class Freshness:
 
 def lock_for(index_path: Path) -> filelock.FileLock:
     """The indexing lock of ``index_path`` (a file beside it, 0600)."""
+    import filelock  # only when something is to be indexed: the check that finds nothing new stays light
+
     return filelock.FileLock(f"{index_path}.lock", mode=0o600)
 
 
@@ -81,6 +86,8 @@ def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
             conn.close()
     elif not default_root.is_dir():
         return Freshness()
+    import filelock  # only when something is to be indexed: the check that finds nothing new stays light
+
     lock = lock_for(index_path)
     index_path.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -11,7 +11,8 @@ import attrs
 from pao_core.output import print_json
 
 from pao_postgres.mcpfile import read_memory_file
-from pao_postgres.options import BACKEND_NAME, MODES, LongtermOptions
+from pao_postgres import BACKEND_NAME
+from pao_postgres.options import MODES, LongtermOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig

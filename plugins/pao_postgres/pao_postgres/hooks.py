@@ -1,17 +1,19 @@
-"""Hook implementations of pao-postgres. Imports nothing heavy: the store loads SQLAlchemy when first used."""
+"""Hook implementations of pao-postgres. Imports nothing heavy: each hook imports what it returns, so
+that a command which needs one of them (``pao list`` asks only for registry stores) loads no more."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pao_core.config import PaoConfig
 from pao_core.contracts import ConfigTable, RegistryStore
 from pao_core.hookspecs import hookimpl
-from pao_postgres.backend import LongtermBackend
-from pao_postgres.commands import add_memory_commands, load_corpus
-from pao_postgres.options import BACKEND_NAME, LongtermOptions
-from pao_postgres.registry import PostgresRegistry
+from pao_postgres import BACKEND_NAME
+
+if TYPE_CHECKING:
+    from pao_core.config import PaoConfig
+    from pao_postgres.backend import LongtermBackend
 
 
 @hookimpl
@@ -22,20 +24,29 @@ def pao_config_tables() -> list[ConfigTable]:
 
 @hookimpl
 def pao_memory_backends(config: PaoConfig) -> list[LongtermBackend]:
+    from pao_postgres.backend import LongtermBackend  # the backend: only when briefing
+    from pao_postgres.options import LongtermOptions  # its options: only when briefing
+
     options = config.options("backends", BACKEND_NAME, LongtermOptions)
     return [LongtermBackend(BACKEND_NAME, options, config.home)] if options.enabled else []
 
 
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    from pao_postgres.commands import add_memory_commands  # `pao memory`: only when its parser is built
+
     add_memory_commands(subparsers)
 
 
 @hookimpl
 def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    from pao_postgres.commands import load_corpus  # `pao eval` only
+
     return load_corpus(corpus, config)
 
 
 @hookimpl
 def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
+    from pao_postgres.registry import PostgresRegistry  # the registry store: only when a registry is opened
+
     return [PostgresRegistry(config.registry.url, config.machine_name())]

@@ -15,8 +15,6 @@ Mode = Literal["original", "any", "ranked"]
 MODES: tuple[str, ...] = ("original", "any", "ranked")
 DEFAULT_MODE: Mode = "ranked"
 
-BACKEND_NAME = "longterm"
-"""The backend's name, and its table ``[backends.longterm]``."""
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
