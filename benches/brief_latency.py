@@ -4,7 +4,7 @@
 Loads the eval corpus (tests/data/eval) into throwaway stores under a temporary
 PAO_HOME through the backends' own commands, then:
 
-* in-process: ``pao_core.pipeline.brief`` for every query, ``--rounds`` times (after
+* in-process: ``pao_core.gather.brief`` for every query, ``--rounds`` times (after
   one warm-up), reporting p50/p95/max of the whole call, of composition alone
   (fusion, sections, budget, hash) and of each backend's search;
 * whole process: ``pao brief TOPIC`` as a new process, ``--cli-runs`` times.
@@ -54,7 +54,7 @@ def main() -> int:
 
     from pao_core import briefing as briefing_mod
     from pao_core.config import load_config
-    from pao_core.evaluate import load_queries, load_stores
+    from pao_eval.evaluate import load_queries, load_stores
     from pao_core.gather import gather
     from pao_core.plugins import get_plugins
 
@@ -70,7 +70,7 @@ def main() -> int:
         topics = [query.topic for query in load_queries(args.corpus, "dev")]
         backends = plugins.memory_backends(config)
 
-        from pao_core.pipeline import brief
+        from pao_core.gather import brief
 
         brief(topics[0], config=config, plugins=plugins, backends=backends)
         whole, compose, per_backend, cpu = [], [], {}, []

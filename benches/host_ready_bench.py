@@ -27,7 +27,7 @@ def one_start(case, run: int) -> float:
     from pao_core.config import load_config
     from pao_core.models import SpawnRequest
     from pao_core.plugins import build_plugins
-    from pao_core.readiness import ScreenReader
+    from pao_agents.readiness import ScreenReader
     from pao_testing.hostrun import HostTmux, watch
 
     host = case.host

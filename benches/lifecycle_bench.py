@@ -48,7 +48,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def readiness(runs: int = 30) -> dict[str, object]:
-    from pao_core.readiness import ScreenReader, wait_ready
+    from pao_agents.readiness import ScreenReader, wait_ready
     from pao_tmux.driver import TmuxDriver, TmuxOptions
 
     socket = f"pao-bench-{os.getpid()}"

@@ -29,7 +29,7 @@ def leaked(secret: str, out: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    from pao_core.evaluate import _corpus_texts
+    from pao_eval.evaluate import _corpus_texts
     from pao_core.sanitize import redact_secrets, strip_controls
 
     samples = [json.loads(line) for line in (ROOT / "tests/data/secrets/gitleaks-v8.30.1.jsonl").read_text().splitlines()]

@@ -6,7 +6,7 @@
 Both corpora are loaded once each into throwaway stores (through the ``pao_load_corpus``
 hook, as ``pao eval`` does: observations and exchanges with their vectors), then every
 setting of the grid below briefs every query of both corpora through the real pipeline
-and is scored by ``pao_core.evaluate.score``. For each direction (fit on one corpus,
+and is scored by ``pao_eval.evaluate.score``. For each direction (fit on one corpus,
 report on the other) the setting is chosen on the fitting corpus alone (see ``chosen``)
 and the other corpus's figures at that setting are reported; the code's shipped
 defaults are scored on both, and checked to be among each fit's near-best settings
@@ -72,7 +72,7 @@ class Loaded:
 
 
 def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
-    from pao_core.evaluate import load_queries, load_stores
+    from pao_eval.evaluate import load_queries, load_stores
 
     corpus, _, split = spec.partition(":")
     # a generous deadline: the figures must not depend on how busy the machine is (on a
@@ -84,7 +84,7 @@ def load(spec: str, home: Path, plugins: Any, config: Any) -> Loaded:
 
 def measure(loaded: Loaded, plugins: Any, setting: dict[str, float]) -> dict[str, Any]:
     """Score ``loaded`` with ``setting``."""
-    from pao_core.evaluate import run_queries, score
+    from pao_eval.evaluate import run_queries, score
 
     with knobs(**setting):
         runs = run_queries(loaded.queries, config=loaded.config, plugins=plugins, repeat=1)

@@ -77,7 +77,7 @@ def ranked(loaded: Any, store: str, topic: str) -> list[tuple[list[str], float]]
             names = {row.id: f"obs:{row.name}#{row.position}"
                      for row in _observations(options, rows, "id", [key for key, _ in near], True)}
         return [([names[key]], cosine) for key, cosine in near]
-    from pao_core.evaluate import covered_ids
+    from pao_eval.evaluate import covered_ids
     from pao_historyworker import search, vectors
     from pao_historyworker.options import HistoryOptions
 

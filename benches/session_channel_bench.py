@@ -43,7 +43,7 @@ PYTHON_APPEND = (
 
 
 def hook_cost(events: int = 200) -> dict[str, float]:
-    from pao_core.agentdir import append_command, read_events
+    from pao_agents.agentdir import append_command, read_events
 
     payload = json.dumps(EVENT).encode()
     folder = Path(tempfile.mkdtemp(prefix="pao-bench-hook-"))
@@ -62,11 +62,11 @@ def hook_cost(events: int = 200) -> dict[str, float]:
 
 
 def first_request(version: str, mode: str, stub, run: int) -> float | None:
-    from pao_core import agentdir
+    from pao_agents import agentdir
     from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
-    from pao_core.conversation import send_text
+    from pao_agents.conversation import send_text
     from pao_core.models import SpawnRequest
-    from pao_core.readiness import ScreenReader, wait_ready
+    from pao_agents.readiness import ScreenReader, wait_ready
     from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, seed_home
 
     base = Path(tempfile.mkdtemp(prefix="pao-bench-first-"))

@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pao_core.agentdir import append_command
+from pao_agents.agentdir import append_command
 from pao_testing.anthropic_stub import AnthropicStub, _texts
 from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, seed_home
 

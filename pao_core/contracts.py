@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import attrs
 
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.models import (AgentRecord, BriefingContext, McpServer, McpWiring, MemoryItem, Provenance, Remembered,
+    from pao_core.models import (AgentRecord, Briefing, BriefingContext, Delivery, MemoryItem, Provenance, Remembered,
                                  ScreenVerdict, SpawnRequest)
 
+
+Status = Literal["ok", "warn", "fail"]
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
 """The top-level tables whose sub-tables belong to plugins."""
@@ -49,6 +51,48 @@ class ConfigTable:
             module, _, attr = self.options.partition(":")
             return getattr(importlib.import_module(module), attr)
         return self.options
+
+
+@attrs.frozen
+class Check:
+    """One finding of ``pao doctor`` (``pao_doctor_checks`` returns them): ``fail`` means the next spawn cannot
+    work as configured; ``area`` places it (``registry``, ``agent``...), ``fix`` says what to do."""
+
+    area: str
+    name: str
+    status: Status
+    line: str
+    fix: str = ""
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+
+@attrs.frozen
+class McpServer:
+    """An MCP server (stdio) that one spawned session gets, for that session only.
+
+    ``env`` holds values safe to show on a command line (paths). ``files`` are written
+    owner-only into the agent's private folder before the CLI starts: what the server
+    needs that neither a command line nor the agent's environment may show (a store
+    URL with its password). ``tools`` are allowed without a permission prompt in that session.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class McpWiring:
+    """How one host CLI gets a session's MCP servers: flags, files for the agent's private folder, variables."""
+
+    args: tuple[str, ...] = ()
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    servers: tuple[McpServer, ...] = ()
 
 
 class MemoryBackend(abc.ABC):
@@ -105,6 +149,17 @@ class BriefingSection(abc.ABC):
         """The section's markdown body, or ``""``/``None`` to drop the section."""
 
 
+class BriefingDeliverer(abc.ABC):
+    """Puts a briefing where an agent started in a folder reads it (pao-agents: as a spawn of the default host would)."""
+
+    __slots__ = ()
+    name: str
+
+    @abc.abstractmethod
+    def deliver(self, briefing: Briefing, folder: str) -> Delivery:
+        """Write ``briefing`` into ``folder``; when it cannot, raise ``PaoError`` with one line, having written nothing."""
+
+
 class TerminalDriver(abc.ABC):
     """Where agents run (a tmux window, a Terminal.app tab...): it starts processes and reads and
     writes their screen; readiness and submission are pao's logic on top. ``target`` is the
@@ -122,7 +177,8 @@ class TerminalDriver(abc.ABC):
 
     @abc.abstractmethod
     def spawn(self, name: str, folder: str, command: Sequence[str], env: Mapping[str, str]) -> str:
-        """Start ``command`` in ``folder`` with exactly ``env`` (through ``pao_core.launch``); the target."""
+        """Start ``command`` in ``folder`` with exactly ``env``, never through a shell or the terminal's
+        command line (``pao_agents.launch`` does it); the target."""
 
     @abc.abstractmethod
     def paste(self, target: str, text: str) -> None:
@@ -155,6 +211,12 @@ class TerminalDriver(abc.ABC):
     def attach(self, target: str) -> None:
         """show the agent to the user (``pao attach``; tmux returns when they detach). Default: cannot."""
         raise PaoError(f"the {self.name} terminal cannot show an agent; it runs at {target}")
+
+
+def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
+    """The first driver available here, in call order (else the first at all, to say why it is not)."""
+    available = next((driver for driver in drivers if driver.availability() is None), None)
+    return (available or drivers[0]).name if drivers else ""
 
 
 class CommandRouter(abc.ABC):
@@ -269,8 +331,6 @@ class HostAgent(abc.ABC):
         """how the CLI gets a session's MCP servers (``pao_session_mcp_servers``): flags ``command`` puts right
         after the executable (``request.mcp_args``), files pao writes owner-only into ``folder`` (the agent's
         private folder), variables for the agent; never the user's settings. Default: none (no MCP server)."""
-        from pao_core.models import McpWiring
-
         return McpWiring()
 
 

@@ -1,4 +1,4 @@
-"""Step 2 of the pipeline: query every memory backend at once, each under a deadline.
+"""Step 2 of the pipeline: query every memory backend at once, each under a deadline; :func:`brief` composes.
 
 Each backend's ``search`` runs on a daemon thread of its own
 (:func:`pao_core.waiting.start`), so a backend that hangs costs its deadline and
@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import attrs
 
+from pao_core.briefing import compose
 from pao_core.errors import describe
 from pao_core.models import BackendResult, MemoryItem, SearchResults
 from pao_core.waiting import start
@@ -21,7 +22,10 @@ from pao_core.waiting import start
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from pao_core.config import PaoConfig
     from pao_core.contracts import MemoryBackend
+    from pao_core.models import Briefing
+    from pao_core.plugins import Plugins
 
 
 def _search(backend: MemoryBackend, query: str, limit: int, deadline: float) -> tuple[Any, BaseException | None, float]:
@@ -96,3 +100,25 @@ def gather(
 
 def _ms(started: float, finished: float) -> float:
     return round((finished - started) * 1000, 2)
+
+
+def brief(
+    topic: str,
+    *,
+    folders: Sequence[str] = (),
+    config: PaoConfig,
+    plugins: Plugins,
+    backends: Sequence[MemoryBackend] | None = None,
+) -> Briefing:
+    """Gather memory for ``topic`` from every backend in parallel and compose the briefing."""
+    started = time.monotonic()
+    chosen = plugins.memory_backends(config) if backends is None else backends
+    results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+    return compose(
+        topic,
+        folders=tuple(folders),
+        results=results,
+        config=config,
+        plugins=plugins,
+        started=started,
+    )

@@ -7,6 +7,7 @@ pipeline, and serialised with the one ``converter`` below (JSON state and config
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import attrs
@@ -91,34 +92,6 @@ class Remembered:
 
 
 @attrs.frozen
-class McpServer:
-    """An MCP server (stdio) that one spawned session gets, for that session only.
-
-    ``env`` holds values safe to show on a command line (paths). ``files`` are written
-    owner-only into the agent's private folder before the CLI starts: what the server
-    needs that neither a command line nor the agent's environment may show (a store
-    URL with its password). ``tools`` are allowed without a permission prompt in that session.
-    """
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
-    files: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
-    tools: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class McpWiring:
-    """How one host CLI gets a session's MCP servers: flags, files for the agent's private folder, variables."""
-
-    args: tuple[str, ...] = ()
-    files: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
-    env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_mapping)
-    servers: tuple[McpServer, ...] = ()
-
-
-@attrs.frozen
 class BackendResult:
     """What one backend returned for one query, or why it returned nothing; ``note``:
     what it said besides (:class:`SearchResults`)."""
@@ -150,6 +123,16 @@ class Briefing:
 
 
 @attrs.frozen
+class Delivery:
+    """Where a briefing went (``pao_deliver_briefing``): its file, and the context file that makes the CLI read it."""
+
+    folder: Path
+    briefing_path: Path
+    context_path: Path
+    excluded_in_git: bool
+
+
+@attrs.frozen
 class SpawnRequest:
     """A validated request to start one agent (output of pipeline step 1)."""
 
@@ -166,7 +149,7 @@ class SpawnRequest:
     prompt: str | None = None
     """The first prompt (the task), for hosts that take it on the command line."""
     mcp_args: tuple[str, ...] = ()
-    """The session's MCP servers in the host's own flags (``McpWiring.args``), right after the executable."""
+    """The session's MCP servers in the host's own flags (``pao_core.contracts.McpWiring.args``), right after the executable."""
 
 
 @attrs.frozen

@@ -35,18 +35,15 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import (BriefingSection, CommandRouter, HostAgent, MemoryBackend, ReadinessDetector,
-                                    RegistryStore, TerminalDriver)
-    from pao_core.models import AgentRecord, Briefing, McpServer, SpawnRequest
+    from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, HostAgent, McpServer,
+                                    MemoryBackend, ReadinessDetector, RegistryStore, TerminalDriver)
+    from pao_core.models import AgentRecord, Briefing, SpawnRequest
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
     "pao_core.commands.brief",
-    "pao_core.commands.agents",
-    "pao_core.commands.evaluate",
     "pao_core.commands.doctor",
     "pao_core.sections",
-    "pao_core.registry",
 )
 """Modules of pao_core registered as plugins on every run, in this order."""
 
@@ -138,6 +135,9 @@ class Plugins:
     def briefing_sections(self, config: PaoConfig) -> list[BriefingSection]:
         return self.collect("pao_briefing_sections", config=config)
 
+    def briefing_deliverers(self, config: PaoConfig) -> list[BriefingDeliverer]:
+        return self.collect("pao_briefing_deliverers", config=config, plugins=self)
+
     def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
         self._hook("pao_briefing_written")(briefing=briefing, folder=folder, path=path)
 
@@ -163,6 +163,9 @@ class Plugins:
 
     def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
         return self.collect("pao_registry_stores", config=config)
+
+    def doctor_checks(self, config: PaoConfig) -> list[Check]:
+        return self.collect("pao_doctor_checks", config=config, plugins=self)
 
     # -- loading on use ------------------------------------------------------------
 

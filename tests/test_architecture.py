@@ -35,3 +35,20 @@ def test_the_measures_count_what_they_say(tmp_path: Path, monkeypatch) -> None:
 def test_no_import_cycle_in_the_repository() -> None:
     cycles = _bench().measure()["import_cycles"]
     assert cycles == [], f"modules that import each other: {cycles}"
+
+
+def test_pao_core_stays_within_its_line_budget() -> None:
+    report = _bench().measure()
+    assert report["pao_core_lines"] <= report["pao_core_budget"], (
+        f"pao_core has {report['pao_core_lines']} production lines (budget {report['pao_core_budget']}): "
+        "put new capability in the plugin distribution it belongs to")
+
+
+def test_every_function_level_import_says_why() -> None:
+    uncommented = _bench().measure()["uncommented_function_level_imports"]
+    assert uncommented == [], f"imports inside functions with no comment saying why (start-up): {uncommented}"
+
+
+def test_the_plugin_tutorial_builds_its_backend_in_under_60_lines() -> None:
+    lines = (ROOT / "docs" / "examples" / "pao-notes" / "pao_notes.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 60

@@ -17,7 +17,7 @@ from pao_core import hookimpl
 from pao_core.briefing import compose, read_footer, verify
 from pao_core.config import load_config
 from pao_core.contracts import BriefingSection
-from pao_core.delivery import BEGIN
+from pao_agents.delivery import BEGIN
 from pao_core.models import BackendResult, MemoryItem
 from pao_core.plugins import get_plugins
 

@@ -39,7 +39,7 @@ def test_five_concurrent_spawns_keep_claude_json_whole(
     config_file.write_text(json.dumps(seeded), encoding="utf-8")
     (tmp_path / "config.toml").write_text("")
     env = {**os.environ, **claude_env, "PAO_CLAUDE_COMMAND": str(claude_cli), "PAO_TMUX_SOCKET": private_tmux.socket,
-           "PAO_LOAD_PLUGINS": "pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
+           "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
     folders = [tmp_path / f"service-{i}" for i in range(AGENTS)]
     for folder in folders:
         folder.mkdir()

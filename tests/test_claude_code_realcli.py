@@ -74,7 +74,7 @@ def test_pao_spawn_primes_the_real_cli(
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(claude_cli))
     monkeypatch.setenv("PAO_TMUX_SOCKET", private_tmux.socket)
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-hosts")
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts")
     reset_plugins()
     get_plugins().manager.register(OneNotePlugin(OneNote(f"The deploy key rotates on Fridays ({marker}).")), name="one-note")
     try:

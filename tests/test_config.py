@@ -109,7 +109,7 @@ def test_a_table_no_plugin_declares_is_an_error_unless_plugins_are_limited(pao_c
     ("text", "fragments"),
     [
         ('[backends.longterm]\nurll = "x"\n', ["backends.longterm", "unknown key 'urll'", "known keys: enabled, url"]),
-        ('[backends.longterm]\nmode = "fuzzy"\n', ["backends.longterm.mode", "original, any, ranked"]),
+        ('[backends.longterm]\nmode = "fuzzy"\n', ["backends.longterm.mode", "original, ranked"]),
         ('[backends.history]\nprotocol = "soap"\n', ["backends.history.protocol", "must be one of 'mcp', 'jsonrpc'"]),
         ("[terminals.tmux]\nsesion = 'x'\n", ["terminals.tmux", "unknown key 'sesion'", "session"]),
         ("[terminals.terminalapp]\nopen_in = 'pane'\n", ["terminals.terminalapp.open_in", "'window', 'tab'"]),

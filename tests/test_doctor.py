@@ -24,7 +24,7 @@ from pao_core.cli import main
 from pao_core.files import state_lock
 from pao_hosts.claude_code import KNOWN_VERSIONS
 from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_MEMORY = REPO / "docs" / "examples" / "sample-memory.jsonl"
@@ -191,7 +191,7 @@ def test_a_leftover_lock_file_is_free(loaded: Path, isolated_home: Path, capsys:
 
 
 def _lock_line(lock: str) -> str:
-    from pao_core.doctor import _check_lock
+    from pao_agents.checks import _check_lock
 
     return _check_lock(Path(lock)).line
 

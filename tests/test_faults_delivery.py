@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.briefing import verify
-from pao_core.delivery import BEGIN, END
-from pao_core.registry import JsonRegistry
+from pao_agents.delivery import BEGIN, END
+from pao_agents.registry import JsonRegistry
 
 
 def test_two_spawns_into_one_folder_leave_one_block_and_a_whole_briefing(pao: Pao) -> None:  # noqa: F811

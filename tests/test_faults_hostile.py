@@ -15,7 +15,7 @@ import pytest
 
 from lifecycle_support.fake_host import received
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
-from pao_core.delivery import BEGIN, END
+from pao_agents.delivery import BEGIN, END
 from pao_core.plugins import get_plugins, reset_plugins
 
 BIG = "x" * 100_000
@@ -123,7 +123,7 @@ def hostile_memory(path: Path, commands: str) -> Path:
 @pytest.fixture
 def with_longterm(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> Pao:  # noqa: F811
     """The fake host on CLAUDE.md, and the embedded longterm store loaded."""
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-hosts,pao-postgres")
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts,pao-postgres")
     reset_plugins()
     get_plugins().manager.register(pao.plugin, name="fake-host")
     pao.plugin.host.context_file = "CLAUDE.md"

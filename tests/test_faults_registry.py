@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 from registry_support.workload import assert_holds, read_journal, record, replay
 
 WORKERS = 16
@@ -59,7 +59,7 @@ KEEP_ADDING = """
 import sys
 from pathlib import Path
 from pao_core.models import AgentRecord
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 registry = JsonRegistry(Path(sys.argv[1]))
 for n in range(100000):
     name = f"{sys.argv[2]}-{n}"

@@ -12,7 +12,7 @@ from pao_core import MemoryItem
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
 from pao_core.gather import gather
-from pao_core.pipeline import brief
+from pao_core.gather import brief
 from pao_core.plugins import build_plugins
 
 

@@ -31,6 +31,16 @@ def test_every_hook_is_documented_with_its_exact_signature() -> None:
         assert f"\n{signature}\n" in page, f"docs/hooks.md shows a different signature for {name}: {signature}"
 
 
+def test_every_hook_is_described_by_the_line_of_its_spec() -> None:
+    """hookspecs.py says what each hook is in one line; the page says it too, then the rest, once."""
+    page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    for name in hook_signatures():
+        summary = inspect.getdoc(getattr(hookspecs, name)) or ""
+        assert "\n" not in summary, f"{name}: the spec's docstring is one line; the rest belongs in docs/hooks.md"
+        section = " ".join(page.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0].split())
+        assert " ".join(summary.replace("``", "`").rstrip(".").split()) in section, f"docs/hooks.md: {name} lacks {summary!r}"
+
+
 def test_every_hook_has_a_test_of_its_own() -> None:
     marked: set[str] = set()
     test_files = list((ROOT / "tests").rglob("test_*.py")) + list((ROOT / "plugins").glob("*/tests/**/test_*.py"))

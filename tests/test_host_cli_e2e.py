@@ -25,12 +25,13 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
-from pao_core.delivery import deliver
-from pao_core.lifecycle import agent_environment
+from pao_agents.delivery import deliver
+from pao_agents.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
-from pao_core.pipeline import brief, channels
+from pao_core.gather import brief
+from pao_agents.spawn import channels
 from pao_core.plugins import build_plugins
-from pao_core.readiness import ScreenReader
+from pao_agents.readiness import ScreenReader
 from pao_testing.host_cases import CASES
 from pao_testing.hostrun import HostTmux, fail_unless_loopback_only, watch
 

@@ -14,14 +14,14 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
-from pao_core.delivery import deliver
+from pao_agents.delivery import deliver
 from pao_hosts.codex import CodexHost
 from pao_hosts.common import HostOptions
 from pao_hosts.gemini import GeminiHost
-from pao_core.lifecycle import agent_environment
+from pao_agents.lifecycle import agent_environment
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.plugins import build_plugins
-from pao_core.tomlfile import UnreadableTOML
+from pao_hosts.tomlfile import UnreadableTOML
 from pao_core.errors import ConfigError, PaoError
 from pao_core.files import UnreadableJSON
 from pao_testing.host_cases import CASES

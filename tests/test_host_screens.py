@@ -12,7 +12,7 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
-from pao_core.readiness import ScreenReader
+from pao_agents.readiness import ScreenReader
 
 SCREENS = Path(__file__).parent / "data" / "screens"
 

@@ -44,7 +44,7 @@ def test_pao_spawn_starts_a_primed_agent_on_each_host(host: str, tmp_path: Path,
     socket = f"pao-test-{os.getpid()}-spawn-{host}"
     with case.make_stub() as stub:
         # CI=true as in a CI job's shell: the agent must start interactive all the same
-        env = {**os.environ, **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-tmux,pao-hosts", "CI": "true",
+        env = {**os.environ, **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts", "CI": "true",
                "PAO_TMUX_SOCKET": socket, case.command_variable: str(case.binary), "TERM": "xterm-256color"}
         record: dict = {}
         try:

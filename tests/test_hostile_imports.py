@@ -20,9 +20,9 @@ import pytest
 
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
-from pao_core.delivery import deliver
+from pao_agents.delivery import deliver
 from pao_core.models import MemoryItem
-from pao_core.pipeline import brief
+from pao_core.gather import brief
 from pao_core.plugins import build_plugins
 from pao_testing.claude_cli import pinned_versions
 from pao_testing.host_cases import CASES, HostCase, claude_case

@@ -13,10 +13,10 @@ import pytest
 
 from pao_core.cli import main
 from pao_core.config import load_config
-from pao_core.delivery import DeliveryError, deliver
+from pao_agents.delivery import DeliveryError, deliver
 from pao_core.files import SymlinkRefused, atomic_write, update_json
 from pao_hosts import claude_trust
-from pao_core.lifecycle import agent_environment
+from pao_agents.lifecycle import agent_environment
 from pao_core.models import Briefing
 
 

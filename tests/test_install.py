@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGINS = ["pao-historyworker", "pao-hosts", "pao-machines", "pao-mcp", "pao-monitor", "pao-postgres", "pao-terminalapp", "pao-tmux"]
+PLUGINS = ["pao-agents", "pao-eval", "pao-historyworker", "pao-hosts", "pao-machines", "pao-mcp", "pao-monitor",
+           "pao-postgres", "pao-terminalapp", "pao-tmux"]
 
 
 def test_scripts_install_puts_pao_and_every_plugin_on_a_path(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""pao's one launcher of agents (``pao_core/launch.py``), run for real as ``python -I -S``."""
+"""pao's one launcher of agents (``plugins/pao_agents/pao_agents/launch.py``), run for real as ``python -I -S``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pao_core.errors import PaoError, ValidationError
-from pao_core.launch import launcher_argv, write_spec
+from pao_agents.launch import launcher_argv, write_spec
 
 RECORDER = "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 'w', encoding='utf-8'))"
 TERMINAL_ENV = {"TERM": "tab-term", "TERM_PROGRAM": "Apple_Terminal", "CI": "true", "SHELL_ONLY": "1"}

@@ -10,7 +10,7 @@ import pytest
 
 from lifecycle_support.fake_host import received
 from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
-from pao_core.registry import JsonRegistry
+from pao_agents.registry import JsonRegistry
 
 
 def _registry(pao: Pao) -> JsonRegistry:

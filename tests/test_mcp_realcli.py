@@ -28,7 +28,7 @@ from pao_testing.host_cases import CASES
 from pao_testing.hostrun import fail_unless_loopback_only, until
 
 pytestmark = pytest.mark.realcli
-PLUGINS = "pao-tmux,pao-hosts,pao-postgres,pao-mcp"
+PLUGINS = "pao-agents,pao-tmux,pao-hosts,pao-postgres,pao-mcp"
 TOOLS = ("mcp__pao__search_memory", "mcp__pao__remember", "mcp__pao__memory_status")
 
 

@@ -8,7 +8,7 @@ import pytest
 from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenVerdict
 from pao_core.plugins import build_plugins
-from pao_core.readiness import FIRST_POLL, MAX_POLL, ScreenReader, last_words, next_delay
+from pao_agents.readiness import FIRST_POLL, MAX_POLL, ScreenReader, last_words, next_delay
 
 
 @attrs.define

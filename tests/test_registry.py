@@ -14,7 +14,7 @@ from pao_core.errors import PaoError
 from pao_core.files import lock_is_held
 from pao_core.files import UnreadableJSON
 from pao_core.models import AgentRecord
-from pao_core.registry import DuplicateAgent, JsonRegistry, UnknownAgent
+from pao_agents.registry import DuplicateAgent, JsonRegistry, UnknownAgent
 
 
 def _record(name: str, **changes: object) -> AgentRecord:

@@ -25,7 +25,7 @@ from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
 from pao_core.plugins import get_plugins
-from pao_core.registry import open_registry
+from pao_agents.registry import open_registry
 from pao_testing.postgres import ThrowawayCluster, free_port
 from registry_support.workload import COUNTER, assert_holds, read_journal, record, replay
 

@@ -16,7 +16,7 @@ from pao_core.errors import ConfigError, DuplicateAgent, UnknownAgent
 from pao_core.hookspecs import hookimpl
 from pao_core.models import AgentRecord
 from pao_core.plugins import build_plugins
-from pao_core.registry import JsonRegistry, open_registry
+from pao_agents.registry import JsonRegistry, open_registry
 
 
 def _record(name: str, **changes: object) -> AgentRecord:

@@ -121,7 +121,7 @@ def test_truncate_keeps_combining_marks_with_their_letter() -> None:
 
 
 def _corpus_texts() -> dict[str, str]:
-    from pao_core.evaluate import _corpus_texts
+    from pao_eval.evaluate import _corpus_texts
 
     return _corpus_texts(EVAL)
 

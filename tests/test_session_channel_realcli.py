@@ -31,7 +31,7 @@ AT_FORMS = ("*@.env*", "**@.env**", "_@.env_", "[a](b)@.env", "@.env", "@./.env"
 def run(claude_cli: Path, claude_home: Path, claude_env: dict[str, str], private_tmux: PrivateTmux, tmp_path: Path):
     """``run(*args)``: ``pao ARGS`` with the notes backend; the CLI, its HOME and the stub of this test."""
     env = {**os.environ, **claude_env, "PAO_CLAUDE_COMMAND": str(claude_cli), "PAO_TMUX_SOCKET": private_tmux.socket,
-           "PAO_LOAD_PLUGINS": "pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
+           "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
     (tmp_path / "config.toml").write_text("")
 
     def run_pao(*args: str, check: bool = True, screen: bool = True) -> subprocess.CompletedProcess[str]:

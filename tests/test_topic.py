@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pao_core.errors import ValidationError
-from pao_core.topic import check_name, name_from_folder, numbered, reject_control, resolve_folder, split_topic, unique_name
+from pao_agents.names import check_name, name_from_folder, numbered, resolve_folder, split_topic, unique_name
+from pao_core.topic import reject_control
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                         help="with --json: items' text as stored, secrets NOT redacted (never give this to an agent)")
     parser.add_argument(
         "--write", action="store_true",
-        help="deliver it: write CONTEXT_BRIEFING.md and the CLAUDE.md import block into each --folder",
+        help="deliver it into each --folder as a spawn of the default host would (CONTEXT_BRIEFING.md and "
+        "the import block of the host's context file)",
     )
     parser.set_defaults(func=run_brief)
 
@@ -73,11 +74,8 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
 
 
 def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.pipeline import brief  # loaded on use, not at start-up
+    from pao_core.gather import brief  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
-
-    from pao_core.delivery import deliver  # loaded on use, not at start-up
-
     from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
     from pao_core.topic import check_topic, reject_control  # only this path needs it: start-up stays light
 
@@ -90,13 +88,11 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     plugins = get_plugins()
     briefing = brief(args.topic, folders=folders, config=config, plugins=plugins)
     deliveries = []
-    if args.write:  # into the context file of the default host, as a spawn would
-        host = next((h for h in plugins.host_agents(config) if h.name == config.spawn.host), None)
-        if host is None:
-            raise ValidationError(f"brief --write: the default host {config.spawn.host!r} is not installed")
-        block = host.context_block(config.briefing.filename, briefing.markdown)
-        deliveries = [deliver(briefing, folder, config=config, context_file=host.context_file, context_block=block,
-                              plugins=plugins) for folder in folders]
+    if args.write:
+        deliverers = plugins.briefing_deliverers(config)
+        if not deliverers:
+            raise ValidationError("brief --write: no installed plugin delivers briefings into a folder")
+        deliveries = [deliverers[0].deliver(briefing, folder) for folder in folders]
     if args.json:
         data = briefing_json(briefing, raw_unredacted=args.raw_unredacted)
         if args.write:

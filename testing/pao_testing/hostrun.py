@@ -24,7 +24,7 @@ def fail_unless_loopback_only() -> None:
     """In a test: fail (never skip) when a real CLI must not run here (root outside a loopback-only namespace)."""
     problem = isolation_problem()
     if problem:
-        import pytest
+        import pytest  # loads pytest on use: start-up stays light
 
         pytest.fail(problem, pytrace=False)
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -143,7 +145,7 @@ class ThrowawayCluster:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), *options, action)
 
     def _create_database(self) -> None:
-        import psycopg
+        import psycopg  # loads psycopg on use: start-up stays light
 
         admin = f"postgresql://{USER}:{self.password}@127.0.0.1:{self.port}/postgres"
         with psycopg.connect(admin, autocommit=True, connect_timeout=10) as connection:
@@ -176,14 +178,10 @@ class ThrowawayCluster:
 
 
 def _group_of(user: str) -> int:
-    import pwd
-
     return pwd.getpwnam(user).pw_gid
 
 
 def _chown_tree(root: Path, user: str) -> None:
-    import pwd
-
     entry = pwd.getpwnam(user)
     for folder, dirs, files in os.walk(root):
         os.chown(folder, entry.pw_uid, entry.pw_gid)
@@ -211,8 +209,6 @@ def postgres_url(environ: dict[str, str] | None = None) -> Iterator[str]:
 def interrupt_on_sigterm() -> None:
     """Turn SIGTERM into KeyboardInterrupt, so ``finally`` blocks (and :meth:`ThrowawayCluster.stop`)
     run when a bench or script is killed politely."""
-    import signal
-
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 

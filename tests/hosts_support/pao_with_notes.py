@@ -19,7 +19,7 @@ from pao_core.plugins import get_plugins  # noqa: E402
 
 def _screen_off() -> None:
     """``PAO_TEST_SCREEN_OFF=1``: reading an agent's state from its screen fails the command."""
-    from pao_core.readiness import ScreenReader
+    from pao_agents.readiness import ScreenReader
 
     def refuse(self, screen):
         raise AssertionError("the screen classifier was asked for the state")

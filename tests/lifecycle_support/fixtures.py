@@ -66,7 +66,7 @@ def pao(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     monkeypatch.setenv("PAO_HOME", str(home))
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.setenv("PAO_TMUX_SOCKET", socket)
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-hosts,pao-monitor")
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts,pao-monitor")
     monkeypatch.setenv("PAO_CONFIG", str(tmp_path / "config.toml"))
     (tmp_path / "config.toml").write_text("[spawn]\nhost = \"fake\"\nready_timeout = 15.0\n")
     monkeypatch.chdir(workdir)

@@ -21,7 +21,7 @@ import attrs
 from pao_core.contracts import RegistryStore
 from pao_core.errors import DuplicateAgent, PaoError
 from pao_core.models import AgentRecord
-from pao_core.topic import numbered
+from pao_agents.names import numbered
 
 STATES = ("starting", "ready", "busy", "waiting", "blocked", "paused", "dead")
 COUNTER = "counter"
@@ -170,7 +170,7 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 def main(argv: list[str]) -> int:
     from pao_core.config import load_config
-    from pao_core.registry import open_registry
+    from pao_agents.registry import open_registry
 
     worker, operations, journal = int(argv[0]), int(argv[1]), Path(argv[2])
     try:

@@ -18,12 +18,15 @@ import functools
 import importlib.util
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 import attrs
+
+from pao_core.waiting import Late, bounded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,7 +102,7 @@ def cache_dir() -> Path:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
@@ -117,7 +120,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     numpy has no erf: Abramowitz & Stegun 7.1.26 (error under 1.5e-7). It runs over
     cache-sized blocks of rows because this is the largest elementwise cost of the model.
     """
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     rows = max(1, GELU_BLOCK // x.shape[1])
     for start in range(0, x.shape[0], rows):
@@ -145,7 +148,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 def _prepare(weights: dict[str, np.ndarray]) -> None:
     """Fuse each layer's query/key/value projections (one matmul instead of three) and store
     every dense weight transposed, as ``x @ W`` reads it."""
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     for layer in range(LAYERS):
         prefix = f"encoder.layer.{layer}.attention.self."
@@ -169,7 +172,7 @@ def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
     reinstalled model is prepared again; it is written to a temporary name and renamed,
     so concurrent first loads never read a half-written file.
     """
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     source = folder / "model.safetensors"
     stem = cache_stem(folder)
@@ -188,10 +191,10 @@ def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
 
 def _write_prepared(source: Path, data: Path, layout: Path) -> None:
     try:
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load_file  # loads safetensors on use: start-up stays light
     except ImportError as exc:
         raise EmbeddingsUnavailable(f"a library semantic search needs is not installed ({exc.name})") from None
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     weights = load_file(str(source))
     _prepare(weights)
@@ -229,8 +232,8 @@ class Encoder:
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:
         """Map the prepared weights (preparing them once) and read the vocabulary (offline)."""
-        from pao_embeddings.cache import VectorCache
-        from pao_embeddings.wordpiece import WordPiece
+        from pao_embeddings.cache import VectorCache  # not needed until this runs: start-up stays light
+        from pao_embeddings.wordpiece import WordPiece  # not needed until this runs: start-up stays light
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         folder = folder or model_dir()
@@ -260,7 +263,7 @@ class Encoder:
                 vector = self.encode([text])[0]  # BLAS started single-threaded: nothing to limit
             else:
                 if self._threads is None:
-                    from threadpoolctl import ThreadpoolController
+                    from threadpoolctl import ThreadpoolController  # loads threadpoolctl on use: start-up stays light
 
                     self._threads = ThreadpoolController()
                 with self._threads.limit(limits=1, user_api="blas"):
@@ -278,7 +281,7 @@ class Encoder:
         about linear in tokens), keeping its first tokens and the closing [SEP] as the
         tokenizer's own truncation does.
         """
-        import numpy as np
+        import numpy as np  # loads numpy on use: start-up stays light
 
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
@@ -304,7 +307,7 @@ class Encoder:
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        import numpy as np
+        import numpy as np  # loads numpy on use: start-up stays light
 
         w = self.weights
         length = max(len(ids) for ids in batch)
@@ -330,7 +333,7 @@ class Encoder:
 
     def _layer(self, x: np.ndarray, key_bias: np.ndarray, shape: tuple[int, int], prefix: str) -> np.ndarray:
         """One encoder layer on ``x`` of (batch x length, width); batched matmuls want contiguous operands."""
-        import numpy as np
+        import numpy as np  # loads numpy on use: start-up stays light
 
         w = self.weights
         batch, length = shape
@@ -388,8 +391,6 @@ def run_before(work: Callable[[], T], deadline: float | None) -> T | None:
     its vectors and still answer in time; the load goes on, and later searches of a
     long-lived process (``pao history serve``) use it. Its exception is re-raised here.
     """
-    from pao_core.waiting import Late, bounded
-
     _single_threaded_blas()
     if deadline is None:
         return work()
@@ -407,8 +408,6 @@ def _single_threaded_blas() -> None:
     the history server) starts BLAS with one thread: a topic's matrices are too small for
     more, and starting none saves time at numpy's import and the thread limit per call
     (:meth:`Encoder.encode_one`). A process that imported numpy before keeps its threads."""
-    import sys
-
     if "numpy" not in sys.modules:
         for name in BLAS_THREADS:
             os.environ.setdefault(name, "1")

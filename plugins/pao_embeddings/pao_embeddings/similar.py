@@ -56,7 +56,7 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
 
 
 def _build(store: str, generation: str, stored: Sequence[tuple[int, bytes]]) -> Matrix:
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     keys = np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored))
     matrix = np.frombuffer(b"".join(bytes(row[1]) for row in stored), dtype=np.float32).reshape(len(stored), model.DIMENSIONS)
@@ -75,7 +75,7 @@ def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.
     the store knows has a few rows far above the rest, an unrelated one has a flat
     spread, whatever the corpus's vocabulary does to raw cosines.
     """
-    import numpy as np
+    import numpy as np  # loads numpy on use: start-up stays light
 
     similarity = matrix @ query
     least = floor

@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import attrs
-from pao_core.contracts import MemoryBackend
 
+from pao_core.contracts import MemoryBackend
+from pao_core.models import SearchResults
+from pao_historyworker.index import HistoryIndexError, connect, stats
 from pao_historyworker.options import HistoryOptions
+from pao_historyworker.search import Tuning, search
 
 if TYPE_CHECKING:
     from pao_core.models import MemoryItem
-
     from pao_historyworker.client import HistoryClient
 
 
@@ -30,8 +32,6 @@ class DeadlinePassed(TimeoutError):
 @contextlib.contextmanager
 def local_index(path: Path, deadline: float | None = None) -> Iterator[sqlite3.Connection]:
     """A connection to the local index that aborts its statements once ``deadline`` passes."""
-    from pao_historyworker.index import connect
-
     conn = connect(path)
     if deadline is not None:
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
@@ -61,7 +61,7 @@ class HistoryBackend(MemoryBackend):
     @property
     def client(self) -> HistoryClient:
         if self._client is None:
-            from pao_historyworker.client import HistoryClient
+            from pao_historyworker.client import HistoryClient  # not needed until this runs: start-up stays light
 
             options = self.options
             if options.token_file is None and self.home is not None:  # the token `pao history serve` made
@@ -72,11 +72,6 @@ class HistoryBackend(MemoryBackend):
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         if self.options.url:
             return self.client.search(query, limit, deadline)
-        from pao_core.models import SearchResults
-
-        from pao_historyworker.search import Tuning, search
-
-        from pao_historyworker.index import HistoryIndexError
 
         note = self.refresh(deadline)
         try:
@@ -93,7 +88,7 @@ class HistoryBackend(MemoryBackend):
         budget = min(self.options.refresh_seconds, REFRESH_SHARE * (deadline - time.monotonic()))
         if budget <= 0:
             return None
-        from pao_historyworker.fresh import refresh
+        from pao_historyworker.fresh import refresh  # loads filelock on use: start-up stays light
 
         try:
             return refresh(self.index_path, self.options.transcripts_path(), budget).note
@@ -107,7 +102,6 @@ class HistoryBackend(MemoryBackend):
     def health(self, deadline: float) -> str:
         if self.options.url:
             return self.client.health(deadline)
-        from pao_historyworker.index import stats
 
         with local_index(self.index_path, deadline) as conn:
             counts = stats(conn, self.index_path, self.options.semantic)

@@ -48,7 +48,7 @@ class HistoryClient:
     @property
     def session(self) -> requests.Session:
         if self._session is None:
-            import requests
+            import requests  # loads requests on use: start-up stays light
 
             session = requests.Session()
             session.trust_env = False  # a proxy from the environment must not see the token or the history
@@ -139,8 +139,8 @@ class HistoryClient:
         return message["result"]
 
     def _post(self, body: dict[str, Any], deadline: float, request_id: int | None = None) -> dict[str, Any]:
-        import requests
-        import urllib3
+        import requests  # loads requests on use: start-up stays light
+        import urllib3  # loads urllib3 on use: start-up stays light
 
         url = self.options.url or ""
         remaining = deadline - time.monotonic()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,8 +13,7 @@ import attrs
 
 from pao_core.errors import PaoError
 from pao_core.output import print_json
-
-from pao_historyworker.options import TOKEN_ENV, TOKEN_FILE, HistoryOptions
+from pao_historyworker.options import TOKEN_ENV, TOKEN_FILE, HistoryOptions, ensure_token
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -61,7 +62,7 @@ def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 
 
 def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
-
+    # loads sqlite3 on use: start-up stays light
     from pao_historyworker.index import HistoryIndexError, connect, index_transcripts
 
     options = _options(config)
@@ -78,7 +79,7 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
-    from pao_core.progress import Progress
+    from pao_core.progress import Progress  # not needed until this runs: start-up stays light
 
     try:
         with Progress(f"indexing {root}") as progress:
@@ -106,11 +107,9 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
 def _indexing_lock(path: Path):  # type: ignore[no-untyped-def]
     """The lock that keeps one process at a time reading transcripts into ``path``: wait
     for another (a search's bounded refresh, another ``pao history index``), saying so."""
-    import contextlib
+    import filelock  # loads filelock on use: start-up stays light
 
-    import filelock
-
-    from pao_historyworker.fresh import lock_for
+    from pao_historyworker.fresh import lock_for  # loads filelock on use: start-up stays light
 
     lock = lock_for(path)
 
@@ -136,8 +135,7 @@ LOCK_WAIT_S = 600.0
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-
-    from pao_historyworker.index import HistoryIndexError, connect, stats
+    from pao_historyworker.index import HistoryIndexError, connect, stats  # loads sqlite3 on use: start-up stays light
 
     path = _options(config).index_path(config.home)
     try:
@@ -157,10 +155,8 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
-    import os
-
-    from pao_historyworker.index import HistoryIndexError, connect
-    from pao_historyworker.server import make_server
+    from pao_historyworker.index import HistoryIndexError, connect  # loads sqlite3 on use: start-up stays light
+    from pao_historyworker.server import make_server  # not needed until this runs: start-up stays light
 
     options = _options(config)
     path = options.index_path(config.home)
@@ -168,7 +164,6 @@ def run_serve(args: argparse.Namespace, config: PaoConfig) -> int:
         connect(path).close()
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
-    from pao_historyworker.options import ensure_token
 
     try:
         token = os.environ.get(TOKEN_ENV) or ensure_token(args.token_file or options.token_path(config.home))

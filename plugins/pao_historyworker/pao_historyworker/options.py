@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Literal, Mapping
 
@@ -77,9 +78,7 @@ def _read_token(path: Path | None) -> str | None:
 
 def ensure_token(path: Path) -> str:
     """The token in ``path``, made (random, 0600) when there is none; a file others can read is tightened."""
-    import secrets
-
-    from pao_core.files import PRIVATE_FILE, private_dir
+    from pao_core.files import PRIVATE_FILE, private_dir  # not needed until this runs: start-up stays light
 
     private_dir(path.parent)
     try:

@@ -27,8 +27,10 @@ import attrs
 
 from pao_core.models import MemoryItem
 from pao_core.words import content_words
-
+from pao_embeddings.model import EmbeddingsUnavailable
+from pao_embeddings.similar import fuse_by_rank
 from pao_historyworker.index import TOKENIZER
+from pao_historyworker.vectors import nearest
 
 _NOT_ALPHANUMERIC = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -108,8 +110,6 @@ def search(
     if tuning.semantic:
         near = _vector_hits(conn, topic, tuning, None if deadline is None else deadline - LEXICAL_RESERVE)
         if near:
-            from pao_embeddings.similar import fuse_by_rank
-
             hits = fuse_by_rank([hits, near], tuning.rrf_k)
     if tuning.session_weight > 0:
         hits = _with_session_siblings(conn, hits, limit, tuning.session_weight)
@@ -117,9 +117,6 @@ def search(
 
 
 def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning, deadline: float | None) -> list[tuple[int, float]]:
-    from pao_embeddings.model import EmbeddingsUnavailable
-    from pao_historyworker.vectors import nearest
-
     try:
         return nearest(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline, tuning.vector_standard_floor)
     except EmbeddingsUnavailable:

@@ -26,7 +26,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pao_core.sanitize import clean_item
 from pao_historyworker import protocol as wire
+from pao_historyworker.index import connect, stats
+from pao_historyworker.search import Tuning, search
 
 ENDPOINT = "/rpc"
 MAX_REQUEST_BYTES = 64 * 1024
@@ -88,8 +91,6 @@ class HistoryServer(ThreadingHTTPServer):
         """This thread's connection to the index (one per client connection: keep-alive reuses it)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            from pao_historyworker.index import connect
-
             conn = self._local.conn = connect(self.index)
         return conn
 
@@ -266,21 +267,16 @@ class HistoryHandler(BaseHTTPRequestHandler):
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
 
     def _search(self, params: dict[str, Any]) -> dict[str, Any]:
-        from pao_historyworker.search import Tuning, search
-
         query, limit = params.get("query"), params.get("limit", 10)
         if not isinstance(query, str) or not query.strip():
             raise RequestFailed(wire.INVALID_PARAMS, "query must be a non-empty string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= wire.MAX_LIMIT:
             raise RequestFailed(wire.INVALID_PARAMS, f"limit must be an integer from 1 to {wire.MAX_LIMIT}")
-        from pao_core.sanitize import clean_item
 
         items = search(self.server.connection(), query, limit, Tuning(semantic=self.server.semantic))
         return {"items": [wire.item_to_wire(clean_item(item)) for item in items]}
 
     def _stats(self) -> dict[str, Any]:
-        from pao_historyworker.index import stats
-
         return stats(self.server.connection(), self.server.index)
 
     def _send(self, status: HTTPStatus, body: dict[str, Any] | None, headers: dict[str, str] | None = None) -> None:

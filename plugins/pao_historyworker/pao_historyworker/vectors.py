@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import attrs
 
 from pao_embeddings import model as embeddings
+from pao_embeddings import similar
 from pao_historyworker.meta import bump_generation, meta_value
 
 if TYPE_CHECKING:
@@ -100,7 +101,6 @@ def nearest(
         return []
     if meta_value(conn, "vectors_recipe") != RECIPE:  # no vectors: the topic need not be embedded at all
         return []
-    from pao_embeddings import similar
 
     store = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
     return similar.nearest(

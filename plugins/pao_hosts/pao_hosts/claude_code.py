@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_core.agentdir import BRIEFING, EVENTS, append_command
+from pao_agents.agentdir import BRIEFING, EVENTS, append_command
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
@@ -32,7 +32,8 @@ from pao_hosts.common import CliProfile, HostOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
+    from pao_core.contracts import McpServer, McpWiring
+    from pao_core.models import AgentRecord, SpawnRequest
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypass", "bypassPermissions"]
 FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}

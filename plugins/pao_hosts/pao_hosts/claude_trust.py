@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
 from pao_core.files import LockTimeout, UnreadableJSON, ensure_dir, update_json
-from pao_hosts.common import read_settings
 from pao_core.waiting import poll_until
+from pao_hosts.common import read_settings
 
 McpApproval = Literal["folder", "all", "none"]
 

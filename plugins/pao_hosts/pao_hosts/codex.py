@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
+    from pao_core.contracts import McpServer, McpWiring
+    from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "codex"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
@@ -99,7 +100,7 @@ class CodexHost(CliProfile):
     def preseed(self, folder: str) -> None:
         """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set."""
         from pao_core.files import ensure_dir  # only this path needs it: start-up stays light
-        from pao_core.tomlfile import update_toml  # only this path needs it: start-up stays light
+        from pao_hosts.tomlfile import update_toml  # only this path needs it: start-up stays light
 
         home = ensure_dir(codex_home())
         update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))

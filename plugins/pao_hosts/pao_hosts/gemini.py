@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, McpServer, McpWiring, SpawnRequest
+    from pao_core.contracts import McpServer, McpWiring
+    from pao_core.models import AgentRecord, SpawnRequest
 
 NAME = "gemini"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)

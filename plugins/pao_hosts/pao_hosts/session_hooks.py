@@ -7,7 +7,7 @@ Claude Code does. The hook prints ``session-start.json``, which pao writes owner
 into the agent's private folder from the briefing: memory text never reaches a command
 line (readable by every local user through ``ps``) nor the CLI's ``@`` import expansion,
 and no interpreter starts per event (the append is the one ``sh`` of
-``pao_core.agentdir.append_command``; SessionStart adds a ``cat``).
+``pao_agents.agentdir.append_command``; SessionStart adds a ``cat``).
 
 Codex takes the hooks as ``-c hooks.EVENT=[...]`` overrides and asks the user to review
 hooks it has not seen unless their trust is given too: ``-c hooks.state={...}`` with,
@@ -26,7 +26,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pao_core.agentdir import BRIEFING, EVENTS, append_command, read_events
+from pao_agents.agentdir import BRIEFING, EVENTS, append_command, read_events
 
 SESSION_START = "session-start.json"
 HOOK_TIMEOUT = 10

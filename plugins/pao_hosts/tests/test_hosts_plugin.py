@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,22 +13,13 @@ from pao_core.hookspecs import hookimpl
 from pao_core.models import SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_hosts.codex import CodexHost
+from pao_testing.isolated import run_pao
 
 HOSTS = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}
 
 
-def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.CompletedProcess[str]:
-    config_file = tmp_path / "config.toml"
-    config_file.write_text(config, encoding="utf-8")
-    env = {**os.environ, "PAO_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PAO_CONFIG": str(config_file),
-           "PAO_LOAD_PLUGINS": "pao-hosts"}
-    env.pop("PAO_DISABLE_PLUGINS", None)
-    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, env=env,
-                          timeout=60, check=False)
-
-
 def test_pao_plugins_lists_one_plugin_per_cli(tmp_path: Path) -> None:
-    done = run_pao(tmp_path, "plugins", "--json")
+    done = run_pao(tmp_path, "plugins", "--json", load="pao-hosts")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     rows = {row["name"]: row for row in report["plugins"] if row["distribution"] == "pao-hosts"}

@@ -8,11 +8,14 @@ imports nothing of its own until a command on an agent, ``list``, ``broadcast`` 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from typing import TYPE_CHECKING
 
 from pao_core.contracts import CommandRouter
+from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -71,17 +74,13 @@ def run_here_command(args: argparse.Namespace, config: PaoConfig) -> int:
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv or argv[:2] == ["machine", "here"]:
-        from pao_core.errors import ValidationError
-
         raise ValidationError("pao machine here -- COMMAND ...: name a pao command to run on this machine")
     _here_only = True
     return main(argv)
 
 
 def run_check(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.output import print_json
-
-    from pao_machines.check import check
+    from pao_machines.check import check  # not needed until this runs: start-up stays light
 
     report = check(config, args.target)
     if args.json:
@@ -93,13 +92,11 @@ def run_check(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_machines(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.output import print_json, print_table
-
-    from pao_machines.targets import configured
+    from pao_machines.targets import configured  # not needed until this runs: start-up stays light
 
     machines = {name: configured(config, name) for name in sorted(config.machines)}
     if args.json:
-        import attrs
+        import attrs  # not needed until this runs: start-up stays light
 
         print_json({"machines": {name: attrs.asdict(options) for name, options in machines.items()}})
         return 0
@@ -113,13 +110,10 @@ def run_machines(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
-    import shutil
-    import subprocess
-    from importlib.metadata import version
+    import subprocess  # not needed until this runs: start-up stays light
+    from importlib.metadata import version  # not needed until this runs: start-up stays light
 
-    from pao_core.lifecycle import Agents
-    from pao_core.output import print_json
-
+    from pao_agents.lifecycle import Agents  # not needed until this runs: start-up stays light
 
     tmux = shutil.which("tmux")
     report = {

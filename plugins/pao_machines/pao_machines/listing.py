@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pao_agents.commands import age_text, record_json
+from pao_agents.lifecycle import Agents, Observation
 from pao_core.errors import PaoError
 from pao_core.output import print_json, print_table
-
 from pao_machines.remote import call, machine_of, runs_here
 from pao_machines.targets import resolve
 
@@ -56,9 +57,6 @@ def ask_all(config: PaoConfig, machines: set[str]) -> dict[str, Seen]:
 
 
 def list_all(args: argparse.Namespace, config: PaoConfig) -> int | None:
-    from pao_core.commands.agents import age_text, record_json
-    from pao_core.lifecycle import Agents, Observation
-
     agents = Agents.open(config)
     records = agents.registry.list()
     elsewhere = {machine_of(record) for record in records if not runs_here(record, config)}
@@ -95,8 +93,6 @@ def list_all(args: argparse.Namespace, config: PaoConfig) -> int | None:
 
 def _remote_row(record: AgentRecord, seen: Seen) -> dict[str, Any]:
     """A remote agent's row: what its machine says now, or ``unreachable`` with the reason."""
-    from pao_core.commands.agents import record_json
-
     row = {**record_json(record), "machine": machine_of(record)}
     if seen.error is not None:
         row["observed"] = {"state": "unreachable", "reason": seen.error}

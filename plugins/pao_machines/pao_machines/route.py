@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from pao_agents.lifecycle import Agents
 from pao_core.errors import PaoError
 from pao_core.output import print_json
-
 from pao_machines.remote import COMMAND_TIME, call, machine_for, remote_pao, runs_here, shared_registry
 from pao_machines.ssh import MachineRefused, MachineUnreachable, RemoteFailed, Ssh
 from pao_machines.targets import Machine
@@ -44,7 +46,7 @@ def route(args: argparse.Namespace, config: PaoConfig) -> int | None:
 
 
 def _registry(config: PaoConfig) -> Any:
-    from pao_core.registry import open_registry  # loaded on use
+    from pao_agents.registry import open_registry  # loaded on use
 
     return open_registry(config)
 
@@ -105,8 +107,6 @@ def keep_in_step(registry: Any, record: AgentRecord, agent: dict[str, Any]) -> N
 
 def attach(config: PaoConfig, machine: Machine, record: AgentRecord) -> int:
     """``pao attach`` on a remote agent: its machine's ``pao attach`` in this terminal (``ssh -t``)."""
-    import subprocess
-
     ssh = Ssh(config.home)
     argv = ssh.argv(machine, remote_pao(machine, "attach", record.name), connect_timeout=machine.options.deadline)
     argv.insert(1, "-t")
@@ -115,9 +115,6 @@ def attach(config: PaoConfig, machine: Machine, record: AgentRecord) -> int:
 
 def broadcast(args: argparse.Namespace, config: PaoConfig) -> int | None:
     """``pao broadcast``: agents here through pao's own send, agents elsewhere through their machines, in parallel."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from pao_core.lifecycle import Agents
 
     agents = Agents.open(config)
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None

@@ -22,10 +22,11 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from pao_core import topic as topics
+from pao_agents import names
 from pao_core.errors import PaoError, ValidationError
+from pao_core.gather import brief
 from pao_core.output import print_json
-
+from pao_core.topic import check_topic, reject_control
 from pao_machines.remote import COMMAND_TIME, call, shared_registry
 from pao_machines.targets import Machine, resolve
 
@@ -35,9 +36,8 @@ if TYPE_CHECKING:
 
 
 def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.lifecycle import Agents  # loaded on use
+    from pao_agents.lifecycle import Agents  # loaded on use
     from pao_core.models import AgentRecord, converter
-    from pao_core.pipeline import brief
 
     machine = resolve(config, args.on)
     folder, name, base = _validate(args)
@@ -52,7 +52,7 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
     if not shared:  # this machine's copy, reserved first: the name is this registry's
         reserved = AgentRecord(name or base, folder, args.topic, host, args.terminal or "", target="",
                                machine=machine.name)
-        record = agents.registry.add(reserved, None if name else lambda n: topics.numbered(base, n))
+        record = agents.registry.add(reserved, None if name else lambda n: names.numbered(base, n))
         name = record.name
     started = time.monotonic()
     try:
@@ -86,17 +86,17 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
     """The remote folder (as given: that machine resolves it), the chosen name or ``None``, the base name."""
-    topics.check_topic(args.topic)
+    check_topic(args.topic)
     if not args.folder:
         raise ValidationError("spawn --on needs --folder DIR: the agent's folder on that machine")
-    folder = topics.reject_control(args.folder, "the folder")
+    folder = reject_control(args.folder, "the folder")
     if not folder.strip() or folder.startswith("-"):
         raise ValidationError(f"{folder!r} is not a folder")
     name = None
     if args.name is not None:
-        topics.reject_control(args.name, "the agent name")
-        name = topics.check_name(args.name)
-    base = topics.name_from_folder(posixpath.normpath(folder))
+        reject_control(args.name, "the agent name")
+        name = names.check_name(args.name)
+    base = names.name_from_folder(posixpath.normpath(folder))
     return folder, name, base
 
 

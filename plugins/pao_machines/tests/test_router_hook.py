@@ -71,7 +71,7 @@ def test_local_agents_are_never_routed(pao_env: Path, capsys: pytest.CaptureFixt
 def test_a_briefing_from_another_machine_is_cleaned_again_here(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from pao_core.commands.agents import _briefing_from_stdin
+    from pao_agents.commands import _briefing_from_stdin
     from pao_core.models import Briefing, converter
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -90,7 +90,7 @@ def test_without_the_router_another_machine_s_agent_is_refused_never_driven_here
 ) -> None:
     from pao_core.config import load_config
     from pao_core.models import AgentRecord
-    from pao_core.registry import open_registry
+    from pao_agents.registry import open_registry
 
     monkeypatch.setenv("PAO_DISABLE_PLUGINS", "pao-machines")
     reset_plugins()

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
 from typing import TYPE_CHECKING
 
+from pao_core.config import load_config
+from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
+from pao_core.contracts import McpServer
+from pao_core.plugins import get_plugins, reset_plugins
+from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import McpServer, SpawnRequest
+    from pao_core.models import SpawnRequest
 
 AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
@@ -26,10 +33,6 @@ def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[Mc
     a file of the agent's private folder, never on its command line or in the agent's
     environment.
     """
-    import json
-    import sys
-
-    from pao_core.models import McpServer
 
     args = ["-m", "pao_core", "mcp", "--agent", request.name]
     if request.session_id:  # chosen by pao before the start; otherwise the server asks pao's registry
@@ -65,12 +68,11 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.plugins import get_plugins
-    from pao_core.topic import check_name, reject_control
+    from pao_agents.names import check_name  # not needed until this runs: start-up stays light
 
     # The SDK and its dependencies load only here: `pao --help` never imports them.
     from pao_mcp.server import serve
-    from pao_mcp.tools import MemoryTools
+    from pao_mcp.tools import MemoryTools  # not needed until this runs: start-up stays light
 
     if args.env_file:
         config = _with_variables(args.env_file)
@@ -84,11 +86,6 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def _with_variables(path: str) -> PaoConfig:
     """Apply the ``PAO_*`` variables of ``path`` to this process; the configuration and plugins they select."""
-    import json
-
-    from pao_core.config import load_config
-    from pao_core.errors import ConfigError
-    from pao_core.plugins import reset_plugins
 
     try:
         variables = json.loads(open(path, encoding="utf-8").read())

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -129,8 +131,6 @@ class BoundedLines:
 
 def serve(tools: MemoryTools) -> None:
     """Serve on stdin/stdout until the client closes them."""
-    import sys
-
     server = build_server(tools)
     stdin = anyio.wrap_file(BoundedLines(sys.stdin.buffer))  # type: ignore[arg-type]
 
@@ -142,8 +142,6 @@ def serve(tools: MemoryTools) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("pao-mcp")
     except PackageNotFoundError:

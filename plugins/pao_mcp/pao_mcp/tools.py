@@ -1,6 +1,6 @@
 """The three memory tools, without the protocol: ``search_memory``, ``remember``, ``memory_status``.
 
-``search_memory`` is the briefing's own path (:func:`pao_core.pipeline.brief`: the
+``search_memory`` is the briefing's own path (:func:`pao_core.gather.brief`: the
 same gather, fusion, floors, budget), cut to ``limit`` items. Every text a tool
 returns goes through :func:`pao_core.sanitize.clean` (controls stripped, secrets
 redacted); an observation is cleaned the same way before it is stored, so a secret
@@ -15,10 +15,15 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
 
+from pao_agents.registry import open_registry
 from pao_core.contracts import writable
+from pao_core.doctor import check_backend
 from pao_core.errors import PaoError
+from pao_core.gather import brief
 from pao_core.models import MemoryItem, Provenance, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, truncate
+from pao_core.topic import check_topic, reject_control
+from pao_core.waiting import bounded
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -122,9 +127,6 @@ class MemoryTools:
     # -- search_memory ------------------------------------------------------------------
 
     def search_memory(self, query: str, limit: int) -> Answer:
-        from pao_core.pipeline import brief
-        from pao_core.topic import check_topic
-
         check_topic(query)
         briefing = brief(query, config=self.config, plugins=self.plugins, backends=self.backends)
         items = [self._item(item) for item in briefing.items[:limit]]
@@ -155,9 +157,6 @@ class MemoryTools:
     # -- remember -------------------------------------------------------------------------
 
     def remember(self, entity: str, observation: str) -> Answer:
-        from pao_core.doctor import bounded
-        from pao_core.topic import reject_control
-
         entity = " ".join(reject_control(entity, "the entity").split())
         stored = clean(reject_control(observation, "the observation", allow_newlines=True)).strip()
         if not entity or not stored:
@@ -190,7 +189,6 @@ class MemoryTools:
         """The session given at start, or the one pao's registry has for this agent by now."""
         if self.session_id:
             return self.session_id
-        from pao_core.registry import open_registry
 
         record = open_registry(self.config).find(self.agent)
         return record.session_id if record else None
@@ -198,8 +196,6 @@ class MemoryTools:
     # -- memory_status ------------------------------------------------------------------
 
     def memory_status(self) -> Answer:
-        from pao_core.doctor import check_backend
-
         writable_names = {store.name for store in writable(self.backends)}
         stores = []
         for backend in self.backends:

@@ -7,6 +7,7 @@ monitor, hands the terminal to the agent, and comes back when the user detaches.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Callable
 
 from textual import work
@@ -16,10 +17,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Label
 
+from pao_core.errors import describe
 from pao_monitor.rows import COLUMNS, Row, observe_all
 
 if TYPE_CHECKING:
-    from pao_core.lifecycle import Agents
+    from pao_agents.lifecycle import Agents
 
 
 class Ask(ModalScreen[str | None]):
@@ -69,8 +71,6 @@ class MonitorApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        import sys
-
         # Textual swaps in a stdout without ``encoding``; libraries imported later by a terminal
         # driver read it at import time (libtmux does).
         if not hasattr(sys.stdout, "encoding"):
@@ -159,6 +159,4 @@ class MonitorApp(App[None]):
         self.call_from_thread(self.refresh_rows)
 
     def report(self, name: str, exc: BaseException) -> None:
-        from pao_core.errors import describe
-
         self.notify(f"{name}: {describe(exc)}", severity="error", timeout=8)

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from pao_core.hookspecs import hookimpl
+from pao_core.output import print_json
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -31,7 +32,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.lifecycle import Agents
+    from pao_agents.lifecycle import Agents  # not needed until this runs: start-up stays light
 
     agents = Agents.open(config)
     interval = max(0.1, args.interval)
@@ -44,10 +45,8 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def _plain(agents: object, args: argparse.Namespace, interval: float) -> int:
-    from pao_core.output import print_json
-    from pao_core.commands.agents import record_json
-
-    from pao_monitor.rows import observe_all, print_rows
+    from pao_agents.commands import record_json  # not needed until this runs: start-up stays light
+    from pao_monitor.rows import observe_all, print_rows  # not needed until this runs: start-up stays light
 
     while True:
         rows = observe_all(agents)

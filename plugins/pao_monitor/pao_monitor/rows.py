@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_core.commands.agents import age_text
+from pao_agents.commands import age_text
+from pao_core.output import print_table
+from pao_core.sanitize import strip_controls
 
 if TYPE_CHECKING:
-    from pao_core.lifecycle import Agents, Observation
+    from pao_agents.lifecycle import Agents, Observation
 
 COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
 TAIL_BYTES = 4096
@@ -34,8 +36,6 @@ class Row:
 
 def observe_all(agents: Agents) -> list[Row]:
     """Look at every agent now (and record what changed); oldest first."""
-    from pao_core.sanitize import strip_controls
-
     rows = []
     machine = socket.gethostname()
     for record in agents.registry.list():
@@ -67,6 +67,4 @@ def last_event(log: Path) -> str | None:
 
 
 def print_rows(rows: list[Row]) -> None:
-    from pao_core.output import print_table
-
     print_table(list(COLUMNS), [list(row.cells()) for row in rows] or [["(no agents)"] + [""] * (len(COLUMNS) - 1)])

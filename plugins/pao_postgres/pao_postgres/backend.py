@@ -7,9 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import attrs
-from pao_core.contracts import WritableMemory
 
+from pao_core.contracts import WritableMemory
+from pao_core.models import SearchResults
+from pao_postgres.filesync import memory_file, sync
 from pao_postgres.options import LongtermOptions
+from pao_postgres.provenance import attach_embedded, attach_server
+from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
 if TYPE_CHECKING:
     from pao_core.models import MemoryItem, Provenance, Remembered
@@ -32,16 +36,12 @@ class LongtermBackend(WritableMemory):
     @property
     def store(self) -> LongtermStore:
         if self._store is None:
-            from pao_postgres.store import LongtermStore
+            from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
             self._store = LongtermStore(self.options, self.home)
         return self._store
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
-        from pao_core.models import SearchResults
-        from pao_postgres.provenance import attach_embedded, attach_server
-        from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
-
         note = self.follow_file(deadline)
         if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
             items = search_embedded(self.options, self.home, query, limit, deadline)
@@ -57,8 +57,6 @@ class LongtermBackend(WritableMemory):
     def follow_file(self, deadline: float) -> str | None:
         """Sync the MCP memory file into the store when it changed (``pao_postgres.filesync``);
         a note when it could not be, and the search goes on with the store as it is."""
-        from pao_postgres.filesync import memory_file, sync
-
         path = memory_file(self.options)
         if path is None:
             return None
@@ -77,7 +75,7 @@ class LongtermBackend(WritableMemory):
         return [] if self.options.url.strip() else [self.options.sqlite_file(self.home)]
 
     def health(self, deadline: float) -> str:
-        from pao_postgres.vectors import retrieval_status
+        from pao_postgres.vectors import retrieval_status  # not needed until this runs: start-up stays light
 
         stats = self.store.stats(deadline)
         if not stats["exists"]:

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
-from pao_core.output import print_json
 
-from pao_postgres.mcpfile import read_memory_file
+from pao_core.errors import PaoError, ValidationError
+from pao_core.output import print_json
+from pao_core.sanitize import clean, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
+from pao_postgres.backend import LongtermBackend
+from pao_postgres.filesync import memory_file, sync
+from pao_postgres.mcpfile import memory_lines, read_memory_file
 from pao_postgres.options import MODES, LongtermOptions
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_postgres.store import LongtermStore
     from pao_core.progress import Progress
+    from pao_postgres.store import LongtermStore
     from pao_postgres.vectors import RefreshReport
 
 READ_DEADLINE = 10.0
@@ -75,7 +80,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> RefreshReport:
     """After a write: embed what is new or changed (shown on ``progress``), drop what is gone."""
-    from pao_postgres.vectors import refresh_vectors as refresh
+    from pao_postgres.vectors import refresh_vectors as refresh  # not needed until this runs: start-up stays light
 
     def embedded(done: int, total: int) -> None:
         if progress is not None:
@@ -142,8 +147,6 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import ValidationError
-
     if not args.entity.strip() or not args.text.strip():
         raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     if "\x00" in args.entity + args.text:
@@ -159,7 +162,7 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_postgres.vectors import retrieval_status
+    from pao_postgres.vectors import retrieval_status  # not needed until this runs: start-up stays light
 
     store = open_store(config)
     stats = store.stats(time.monotonic() + READ_DEADLINE)
@@ -173,11 +176,6 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
-    import sys
-
-    from pao_core.sanitize import clean_item, strip_controls
-    from pao_postgres.backend import LongtermBackend
-
     store = open_store(config)
     note = LongtermBackend("longterm", store.options, store.home).follow_file(time.monotonic() + READ_DEADLINE)
     if note:
@@ -196,9 +194,7 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import ValidationError
-    from pao_core.files import atomic_write
-    from pao_postgres.mcpfile import memory_lines
+    from pao_core.files import atomic_write  # not needed until this runs: start-up stays light
 
     target: Path = args.file.expanduser()
     if target.is_dir():
@@ -220,9 +216,6 @@ def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import PaoError
-    from pao_core.sanitize import clean
-
     def shown(text: str) -> str:  # memory text leaves pao redacted, without control characters
         return repr(clean(text))
 
@@ -243,9 +236,6 @@ def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.errors import PaoError
-    from pao_postgres.filesync import memory_file, sync
-
     store = open_store(config)
     path = memory_file(store.options)
     if path is None:

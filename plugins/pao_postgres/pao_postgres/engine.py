@@ -163,8 +163,8 @@ def postgres_read(engine: sa.Engine, deadline: float, sql: str, params: dict[str
     The settings, the statement and the commit leave together in psycopg's pipeline
     mode: one round trip to the server instead of four (BEGIN, settings, query, COMMIT).
     """
-    import psycopg
-    from psycopg.rows import namedtuple_row
+    import psycopg  # loads psycopg on use: start-up stays light
+    from psycopg.rows import namedtuple_row  # loads psycopg on use: start-up stays light
 
     with transaction(engine, deadline, settings=False) as connection:
         raw = connection.connection.driver_connection

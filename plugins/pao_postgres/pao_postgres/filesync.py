@@ -26,6 +26,7 @@ signature) in a table of the store, ``pao_memory_file_sync``. Before a search:
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -35,7 +36,10 @@ from typing import TYPE_CHECKING, Mapping
 
 import attrs
 
+from pao_postgres.errors import LongtermError
 from pao_postgres.mcpfile import EntityLine, ImportFileError, MemoryFile, RelationLine, parse_memory
+from pao_postgres.ranked import quote
+from pao_postgres.sqlite_read import reading
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -155,7 +159,7 @@ def added_part(old: MemoryFile, new: MemoryFile) -> MemoryFile:
 
 
 def sync_table(options: LongtermOptions) -> sa.Table:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     metadata = sa.MetaData(schema=options.schema or None)
     return sa.Table(
@@ -171,13 +175,9 @@ def sync_table(options: LongtermOptions) -> sa.Table:
 def stored_signature(options: LongtermOptions, home: Path, source: str, deadline: float) -> str | None:
     """The signature last synced from ``source`` (None: never, or no store yet). The
     embedded store is read with the standard library: this runs before every search."""
-    from pao_postgres.errors import LongtermError
-    from pao_postgres.ranked import quote
 
     table = quote(SYNC_TABLE)
     if not options.url.strip():
-        from pao_postgres.sqlite_read import reading
-
         if not options.sqlite_file(home).exists():
             return None
         try:
@@ -188,8 +188,8 @@ def stored_signature(options: LongtermOptions, home: Path, source: str, deadline
                 raise
             return None
     else:
-        from pao_postgres.engine import postgres_read
-        from pao_postgres.store import LongtermStore
+        from pao_postgres.engine import postgres_read  # loads sqlalchemy on use: start-up stays light
+        from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
         name = f"{quote(options.schema)}.{table}" if options.schema else table
         try:
@@ -205,7 +205,7 @@ def stored_signature(options: LongtermOptions, home: Path, source: str, deadline
 def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | None = None) -> SyncReport:
     """Bring the store up to date with the MCP memory file ``path`` (see the module);
     ``deadline`` bounds the whole sync (None: the CLI's write deadline)."""
-    from pao_postgres.engine import WRITE_DEADLINE
+    from pao_postgres.engine import WRITE_DEADLINE  # loads sqlalchemy on use: start-up stays light
 
     deadline = deadline or time.monotonic() + WRITE_DEADLINE
     source = str(path.resolve()) if path.exists() else str(path)
@@ -219,18 +219,16 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
         current, memory = read_settled(path)
     except TornRead as exc:
         return SyncReport(source, note=f"memory file not synced ({exc}); searched the store as it was")
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
     return apply(LongtermStore(options, home), source, current, memory, deadline)
 
 
 def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, deadline: float) -> SyncReport:
     """Apply the file's change in one write transaction (re-checked under its lock)."""
-    import datetime as dt
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    import sqlalchemy as sa
-
-    from pao_postgres.schema import create_schema
+    from pao_postgres.schema import create_schema  # loads sqlalchemy on use: start-up stays light
 
     table = sync_table(store.options)
     graph = as_json(memory)
@@ -264,7 +262,7 @@ def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, d
 
 def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, new: MemoryFile) -> dict[str, int]:
     """Delete what the file had and no longer has; an entity only when nothing is left of it."""
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     t = store.tables
     gone_observations = _observations(old) - _observations(new)
@@ -272,7 +270,7 @@ def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, ne
     gone_entities = {e.name for e in old.entities} - {e.name for e in new.entities}
     names = {name for name, _ in gone_observations} | gone_entities
     names |= {name for r in gone_relations for name in (r.source, r.target)}
-    from pao_postgres.store import chunks
+    from pao_postgres.store import chunks  # loads sqlalchemy on use: start-up stays light
 
     ids: dict[str, int] = {}
     for chunk in chunks(sorted(names)):
@@ -309,7 +307,7 @@ def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, ne
 
 
 def _retype(store: LongtermStore, connection: sa.Connection, old: MemoryFile, new: MemoryFile) -> None:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     before = {e.name: e.entity_type for e in old.entities}
     entities = store.tables.entities

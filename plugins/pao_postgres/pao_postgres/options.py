@@ -11,8 +11,8 @@ from typing import Literal
 
 import attrs
 
-Mode = Literal["original", "any", "ranked"]
-MODES: tuple[str, ...] = ("original", "any", "ranked")
+Mode = Literal["original", "ranked"]
+MODES: tuple[str, ...] = ("original", "ranked")
 DEFAULT_MODE: Mode = "ranked"
 
 

@@ -1,4 +1,4 @@
-"""The ``ranked``/``any`` search on PostgreSQL: one statement, one round trip.
+"""The ``ranked`` search (a ``Method``) on PostgreSQL: one statement, one round trip.
 
 Term statistics, weights, candidates and coverage are computed by the server in a
 single statement whose text depends only on the store's table mapping and the

@@ -16,6 +16,7 @@ import attrs
 from pao_core.models import MemoryItem, Provenance
 from pao_postgres.items import as_utc
 from pao_postgres.options import LongtermOptions
+from pao_postgres.sqlite_read import reading
 
 if TYPE_CHECKING:
     from pao_postgres.store import LongtermStore
@@ -54,8 +55,6 @@ def _quoted(identifier: str) -> str:
 
 def attach_embedded(options: LongtermOptions, path: Path, items: Sequence[MemoryItem], deadline: float) -> list[MemoryItem]:
     """The embedded store's items with their provenance (``sqlite3``, no SQLAlchemy)."""
-    from pao_postgres.sqlite_read import reading
-
     if not items or not path.exists():
         return list(items)
     ent, obs = options.entities, options.observations
@@ -76,9 +75,9 @@ def attach_embedded(options: LongtermOptions, path: Path, items: Sequence[Memory
 
 def attach_server(store: LongtermStore, items: Sequence[MemoryItem], deadline: float) -> list[MemoryItem]:
     """A PostgreSQL store's items with their provenance (none before the table exists)."""
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.engine import transaction
+    from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
 
     if not items:
         return list(items)

@@ -1,4 +1,4 @@
-"""The ``ranked``/``any`` query on SQLite (see :mod:`pao_postgres.retrieval`; the
+"""The ``ranked`` query (a ``Method``) on SQLite (see :mod:`pao_postgres.retrieval`; the
 PostgreSQL one is :mod:`pao_postgres.postgres_ranked`).
 
 Both dialects run the same plan in their own language: fetch a bounded pool of

@@ -19,7 +19,7 @@ import attrs
 from pao_core.contracts import RegistryStore
 from pao_core.errors import DuplicateAgent, RegistryUnavailable, UnknownAgent
 from pao_core.models import AgentRecord, converter
-from pao_core.registry import FREE_NAME_TRIES, readable, stamped, structure_record
+from pao_agents.registry import FREE_NAME_TRIES, readable, stamped, structure_record
 from pao_core.sanitize import mask_url
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ the entity exactly) and then by ``ts_rank_cd``/``bm25()``. Task words ("fix",
 "update") are dropped, and a relevance floor keeps only observations that cover
 enough of the topic, so an unrelated topic returns nothing rather than noise.
 
-``any``: the OR of terms with native ranking only (no coverage, names or floor): the
-step between the two, kept for measurement.
+The steps between the two (the OR of terms with native ranking only, each ranking step
+alone) are ``Method`` values that ``benches/longterm_eval.py`` measures; they are no mode.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import attrs
 
 from pao_postgres.items import make_item
 from pao_postgres.ranked import quote, ranked_sqlite, sqlite_all_terms
-from pao_postgres.sqlite_read import Rows, reading
+from pao_postgres.sqlite_read import Rows, named_rows, reading
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
@@ -85,7 +85,6 @@ class Method:
 
 METHODS: dict[str, Method | None] = {
     "original": None,
-    "any": Method(coverage=False, entity_names=False),
     # the vector floor: a cosine of this model and recipe, which separates the two corpora's
     # near-miss controls from their topics better than any per-query or per-store rescaling;
     # fitted on each labelled corpus and reported on the other (benches/retrieval_fit.py)
@@ -142,7 +141,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
     if method is not None:
         rows = []
         if topic.terms or (method.entity_names and topic.names):
-            from pao_postgres.postgres_ranked import ranked_postgres
+            from pao_postgres.postgres_ranked import ranked_postgres  # loads sqlalchemy on use: start-up stays light
 
             # One statement, one round trip; it weighs the terms too, so each row carries
             # the topic's totals for the floor.
@@ -151,7 +150,7 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
         if semantic or (method.entity_siblings != "none" and rows):
             rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
     else:
-        from pao_postgres.engine import transaction
+        from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
 
         with transaction(store.engine(), deadline) as connection:
             rows = _original(store, connection, topic, limit)
@@ -160,10 +159,11 @@ def run_method(store: LongtermStore, query: str, limit: int, deadline: float, me
 
 def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], limit: int, deadline: float,
                            method: Method) -> list[Any]:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.engine import transaction
-    from pao_postgres.sqlite_read import named_rows
+    from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
+
+    # not needed until this runs: start-up stays light
     from pao_postgres.vectors import nearest, with_entity_siblings, with_vector_hits
 
     with transaction(store.engine(), deadline) as connection:
@@ -200,13 +200,14 @@ def _ranked_sqlite_file(
             found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
             kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
         if semantic:
+            # not needed until this runs: start-up stays light
             from pao_postgres.vectors import nearest, with_vector_hits
 
             near = nearest(str(path), rows, options, topic.text, method, deadline)
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
         if method.entity_siblings != "none" and kept:
-            from pao_postgres.vectors import with_entity_siblings
+            from pao_postgres.vectors import with_entity_siblings  # not needed until this runs: start-up stays light
 
             kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both,
                                         related=method.related_entities)
@@ -257,7 +258,7 @@ def _sqlite_frequencies(options: LongtermOptions, rows: Rows, terms: tuple[str, 
 
 
 def _original(store: LongtermStore, connection: sa.Connection, topic: Topic, limit: int) -> list[Any]:
-    import sqlalchemy as sa
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     t = store.tables
     obs, ent = t.observations, t.entities

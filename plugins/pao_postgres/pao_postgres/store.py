@@ -12,12 +12,13 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from pao_core.models import MemoryItem, Provenance, Remembered
-from pao_postgres.items import as_utc, make_item
 from pao_postgres import engine as engines
 from pao_postgres.engine import LongtermError, transaction
-from pao_postgres.mcpfile import MemoryFile
+from pao_postgres.items import as_utc, make_item
+from pao_postgres.mcpfile import EntityLine, MemoryFile, RelationLine
 from pao_postgres.options import LongtermOptions
 from pao_postgres.provenance import same_observation, with_provenance
+from pao_postgres.retrieval import search
 from pao_postgres.schema import Tables, build_tables, create_schema
 
 
@@ -266,8 +267,6 @@ class LongtermStore:
 
     def graph(self, deadline: float) -> MemoryFile:
         """The whole store as an MCP memory graph (observations in position order)."""
-        from pao_postgres.mcpfile import EntityLine, RelationLine
-
         if not self.exists():
             return MemoryFile((), ())
         t = self.tables
@@ -322,8 +321,6 @@ class LongtermStore:
         }
 
     def search(self, query: str, limit: int, deadline: float, mode: str | None = None) -> list[MemoryItem]:
-        from pao_postgres.retrieval import search
-
         if not self.exists():
             return []
         return search(self, query, limit, deadline, mode or self.options.mode)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import attrs
 
+from pao_embeddings import model, similar
+from pao_embeddings.similar import fuse_by_rank, retrieval_mode
 from pao_postgres.ranked import quote
 
 if TYPE_CHECKING:
@@ -64,8 +66,7 @@ class RefreshReport:
 
 def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] | None = None) -> RefreshReport:
     """Bring the vector table in line with the observations (see the module's docstring)."""
-    from pao_embeddings import model
-    from pao_postgres.engine import WRITE_DEADLINE, transaction
+    from pao_postgres.engine import WRITE_DEADLINE, transaction  # loads sqlalchemy on use: start-up stays light
 
     started = time.monotonic()
     if not store.options.semantic or not model.available() or not store.exists():
@@ -95,7 +96,7 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
             if progress:
                 progress(min(start + EMBED_CHUNK, len(wanted)), len(wanted))
     if wanted or gone:
-        import sqlalchemy as sa
+        import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
         with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
             count = connection.exec_driver_sql(f"SELECT count(*) FROM {names['vectors']}").scalar()
@@ -166,8 +167,6 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: 
     more than :data:`SCAN_LIMIT`), or the vectors' search is not done
     :data:`TOPIC_RESERVE` seconds before ``deadline`` (:func:`pao_embeddings.similar.nearest`).
     """
-    from pao_embeddings import model, similar
-
     if not options.semantic or not topic.strip() or not model.available():
         return []
     names = names_for(options, sqlite=sqlite)
@@ -202,8 +201,6 @@ def _observations(options: LongtermOptions, rows: Rows, by: str, keys: Sequence[
 def with_vector_hits(options: LongtermOptions, rows: Rows, lexical: Sequence[Any], near: Sequence[tuple[int, float]],
                      k: int, *, sqlite: bool = True) -> list[Any]:
     """The lexical rows and the vector hits fused by rank, each row scored by its fused score."""
-    from pao_embeddings.similar import fuse_by_rank
-
     fused = fuse_by_rank([[(row.id, row.score) for row in lexical], near], k)
     found = {row.id: row for row in lexical}
     wanted = [key for key, _ in fused if key not in found]
@@ -256,13 +253,11 @@ def _related(options: LongtermOptions, rows: Rows, names: Sequence[str], sqlite:
 
 def retrieval_status(store: LongtermStore, observations: int, deadline: float) -> str:
     """Which retrieval runs on this store and why (``pao memory stats``, ``pao doctor``)."""
-    from pao_embeddings.similar import retrieval_mode
-
     vectors = 0
     if store.exists():
-        import sqlalchemy as sa
+        import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-        from pao_postgres.engine import transaction
+        from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
 
         names = _names(store)
         with transaction(store.engine(), deadline) as connection:

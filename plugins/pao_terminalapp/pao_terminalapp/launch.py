@@ -4,7 +4,7 @@
 where it shows on screen and lands in the shell's history. So the line carries paths
 only: ``cd -- FOLDER && exec PYTHON -I -S LAUNCHER SPEC``. The agent's command and
 environment (API keys) wait in the private spec file that pao's launcher reads and
-deletes (:mod:`pao_core.launch`). Every word is quoted with :func:`shlex.quote`, and
+deletes (:mod:`pao_agents.launch`). Every word is quoted with :func:`shlex.quote`, and
 control characters are refused: a newline or tab would be typed as a key (submitting
 early, or completing).
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import shlex
 import unicodedata
 
+from pao_agents.launch import launcher_argv
 from pao_core.errors import ValidationError
-from pao_core.launch import launcher_argv
 
 
 def launch_line(folder: str, spec_path: str) -> str:

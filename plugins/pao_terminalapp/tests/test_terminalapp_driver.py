@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pao_core.contracts import TerminalDriver
-from pao_core.launch import LAUNCHER_PATH
+from pao_agents.launch import LAUNCHER_PATH
 from pao_terminalapp.driver import PASTE_TIMES, TerminalAppDriver
 from pao_testing.terminalapp import FakeClock, FakeMac, FakeRig, fake_rig
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-import pao_core.launch
+import pao_agents.launch
 from pao_core.errors import PaoError, ValidationError
-from pao_core.launch import LAUNCHER_PATH
+from pao_agents.launch import LAUNCHER_PATH
 from pao_terminalapp.driver import PasteTimes, TerminalAppDriver
 from pao_testing.terminalapp import FakeClock, FakeMac
 
@@ -186,7 +186,7 @@ def test_control_characters_in_the_typed_program_paths_are_refused(
     expected = r"^the Python interpreter path contains a control character"
     refuses_before_touching_terminal(private_tmp, ValidationError, expected)
     monkeypatch.undo()
-    monkeypatch.setattr(pao_core.launch, "LAUNCHER_PATH", "/opt/pao\x1b/launch.py")
+    monkeypatch.setattr(pao_agents.launch, "LAUNCHER_PATH", "/opt/pao\x1b/launch.py")
     refuses_before_touching_terminal(private_tmp, ValidationError, r"^the launcher path contains a control character")
 
 

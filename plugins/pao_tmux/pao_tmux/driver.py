@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
+from pao_agents.launch import discard_spec, launcher_argv, write_spec
 from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
-from pao_core.launch import discard_spec, launcher_argv, write_spec
 from pao_tmux.screens import DEAD_NOTICE
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class TmuxDriver(TerminalDriver):
         """Start ``command`` in a new window ``name`` with exactly ``env``; return the target.
 
         The command and environment reach the pane through the core launcher's private
-        spec file, never on tmux's command line (see :mod:`pao_core.launch`).
+        spec file, never on tmux's command line (see :mod:`pao_agents.launch`).
         """
         spec_path = write_spec(command, env)
         # remain-on-exit in the same command queue as the window's birth: an agent that

@@ -9,7 +9,7 @@ from pao_core.config import load_config
 from pao_core.contracts import ReadinessDetector
 from pao_core.models import ScreenVerdict
 from pao_core.plugins import build_plugins
-from pao_core.readiness import ScreenReader, last_words
+from pao_agents.readiness import ScreenReader, last_words
 from pao_tmux.driver import TmuxDriver
 from pao_tmux.screens import ExitedPane
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 import attrs
 
 from pao_core.files import atomic_write, private_dir
-from pao_core.models import McpWiring
+from pao_core.contracts import McpWiring
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig

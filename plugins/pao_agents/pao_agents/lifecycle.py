@@ -1,7 +1,7 @@
 """Everything after spawn: send text (confirmed on screen), observe, kill, checkpoint, pause, resume.
 
-The screen conversation is ``pao_core.conversation`` and what starting a process needs is
-``pao_core.resolve``; both are shared with ``pao_core.pipeline`` (spawn).
+The screen conversation is ``pao_agents.conversation`` and what starting a process needs is
+``pao_agents.resolve``; both are shared with ``pao_agents.spawn`` (spawn).
 
 Semantics (docs/lifecycle.md): ``pause`` checkpoints the agent and ends its process,
 keeping its record as ``paused``; ``resume`` relaunches a paused *or dead* agent with
@@ -15,26 +15,24 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from pao_core import agentdir
+from pao_agents import agentdir
+from pao_agents.conversation import SendFailed, send_text
+from pao_agents.readiness import wait_ready
+from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
+from pao_core.contracts import McpWiring
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
-from pao_core.models import AgentRecord, McpWiring, SpawnRequest, converter
-from pao_core.conversation import SendFailed, send_text
-from pao_core.readiness import ScreenReader, wait_ready
-from pao_core.registry import open_registry
-from pao_core.resolve import agent_environment, first_named
+from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.topic import shown as quoted
 
 __all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
-    from pao_core.plugins import Plugins
+    from pao_core.contracts import HostAgent, TerminalDriver
 
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""
@@ -58,32 +56,8 @@ class Observation:
 
 
 @attrs.define
-class Agents:
+class Agents(AgentContext):
     """Lifecycle operations on registered agents."""
-
-    config: PaoConfig
-    plugins: Plugins
-    registry: RegistryStore
-
-    @classmethod
-    def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Agents:
-        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
-
-        plugins = plugins or get_plugins()
-        return cls(config, plugins, open_registry(config, plugins))
-
-    # -- resolution --------------------------------------------------------------
-
-    def host(self, name: str) -> HostAgent:
-        return first_named(self.plugins.host_agents(self.config), name, "host agent")
-
-    def driver(self, name: str) -> TerminalDriver:
-        """The driver called ``name``; ``""``: the first one available here, in call order."""
-        drivers = self.plugins.terminal_drivers(self.config)
-        return first_named(drivers, name or default_driver_name(drivers), "terminal")
-
-    def reader(self, host: str) -> ScreenReader:
-        return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
 
     # -- observing -----------------------------------------------------------------
 
@@ -117,22 +91,6 @@ class Agents:
         if state in ("unknown", record.state) or record.state == "paused":
             return record
         return self.set_state(record.name, state, source=observation.source)
-
-    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
-        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
-        old: list[str] = []
-
-        def edit(previous: AgentRecord) -> AgentRecord:
-            old.append(previous.state)
-            return previous.changed(state=state, **changes)
-
-        record = self.registry.change(name, edit)
-        if old[-1] != record.state:
-            from pao_core.notify import register_notifier  # loaded on use, not at start-up
-
-            register_notifier(self.plugins, self.config)
-            self.plugins.agent_state_changed(record, old[-1], record.state, source)
-        return record
 
     # -- acting ------------------------------------------------------------------------
 
@@ -170,7 +128,7 @@ class Agents:
         record = self.registry.get(name) if forget_only else self.here(name)
         worktree = record.extra.get("worktree")
         if clean:
-            from pao_core.worktrees import uncommitted  # loaded on use, not at start-up
+            from pao_agents.worktrees import uncommitted  # loaded on use, not at start-up
 
             if not worktree:
                 raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
@@ -193,7 +151,7 @@ class Agents:
             others = [other for other in self.registry.list() if other.name != name]
             cleanup_written(self.config, name, record.extra, others)
         if clean:
-            from pao_core.worktrees import remove_worktree  # loaded on use, not at start-up
+            from pao_agents.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)
@@ -298,27 +256,6 @@ class Agents:
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
             return dict(zip(names, pool.map(run, names)))
-
-
-def default_driver_name(drivers: Sequence[TerminalDriver]) -> str:
-    """The first driver available here, in call order (else the first at all, to say why it is not)."""
-    available = next((driver for driver in drivers if driver.availability() is None), None)
-    return (available or drivers[0]).name if drivers else ""
-
-
-def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
-    """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
-    file and the context block, unless another agent still uses the same ones."""
-    agentdir.remove_agent_dir(config.home, name)
-    briefing_file = extra.get("briefing_file")
-    if extra.get("delivery") != "file" or not briefing_file:
-        return
-    if any(other.extra.get("briefing_file") == briefing_file for other in others):
-        return
-    from pao_core.delivery import undeliver  # loaded on use, not at start-up
-
-    folder = os.path.dirname(briefing_file)
-    undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))
 
 
 def _load_checkpoint(path: str | None) -> dict[str, Any] | None:

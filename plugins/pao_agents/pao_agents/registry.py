@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import attrs
 import cattrs
 
-from pao_core.contracts import RegistryStore
 from pao_core.config import host_name
+from pao_core.contracts import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
 from pao_core.hookspecs import hookimpl

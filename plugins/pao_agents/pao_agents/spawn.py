@@ -8,50 +8,27 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 
-from pao_core import agentdir
-from pao_core import briefing as briefing_mod
+from pao_agents import agentdir, names
+from pao_agents.conversation import send_text
+from pao_agents.readiness import wait_ready
+from pao_agents.registry import open_registry
+from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
-from pao_core.gather import gather
-from pao_core.models import AgentRecord, Briefing, McpWiring, SpawnRequest
-from pao_core import topic as topics
-from pao_core.conversation import send_text
-from pao_core.lifecycle import Agents, cleanup_written
-from pao_core.resolve import agent_environment
-from pao_core.readiness import wait_ready
-from pao_core.registry import open_registry
+from pao_core.gather import brief
+from pao_core.contracts import McpWiring
+from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, MemoryBackend, RegistryStore, TerminalDriver
+    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
-
-
-def brief(
-    topic: str,
-    *,
-    folders: Sequence[str] = (),
-    config: PaoConfig,
-    plugins: Plugins,
-    backends: Sequence[MemoryBackend] | None = None,
-) -> Briefing:
-    """Gather memory for ``topic`` from every backend in parallel and compose the briefing."""
-    started = time.monotonic()
-    chosen = plugins.memory_backends(config) if backends is None else backends
-    results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
-    return briefing_mod.compose(
-        topic,
-        folders=tuple(folders),
-        results=results,
-        config=config,
-        plugins=plugins,
-        started=started,
-    )
 
 
 SESSION_WAIT = 3.0
@@ -96,7 +73,7 @@ def spawn(
     replaces steps 2-3.
     """
     env = dict(os.environ if environ is None else environ)
-    agents = Agents(config, plugins, open_registry(config, plugins))
+    agents = AgentContext(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
 
@@ -175,7 +152,7 @@ def _deliver(
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
             "agent_dir": str(folder), "events": channel.events,
         }
-    from pao_core.delivery import deliver  # loaded on use, not at start-up
+    from pao_agents.delivery import deliver  # loaded on use, not at start-up
 
     block = host_agent.context_block(config.briefing.filename, briefing.markdown)
     created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
@@ -210,7 +187,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str
     if not command:
         raise ValidationError(f"host {host_agent.name}: empty command")
     for word in command:
-        topics.reject_control(word, f"host {host_agent.name}'s command")
+        reject_control(word, f"host {host_agent.name}'s command")
     program = command[0]
     found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
     if not found or not os.access(found, os.X_OK):
@@ -219,7 +196,7 @@ def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
-    from pao_core.worktrees import add_worktree  # loaded on use, not at start-up
+    from pao_agents.worktrees import add_worktree  # loaded on use, not at start-up
 
     made = add_worktree(request.folder, config.home, request.name)
     return attrs.evolve(request, folder=made["path"]), made
@@ -244,29 +221,29 @@ def validate(
     terminal: str | None,
     host: str | None,
     nudge: bool | None,
-    agents: Agents,
+    agents: AgentContext,
     env: Mapping[str, str],
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
     config = agents.config
-    topics.check_topic(topic)
+    check_topic(topic)
     cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
     if folder is None:
-        split = topics.split_topic(topic, cwd=cwd)
+        split = names.split_topic(topic, cwd=cwd)
         topic, folder = split.topic, split.folder or cwd
     topic = " ".join(topic.split())
     if not topic:
         raise ValidationError("the topic is empty: say what the agent should work on")
-    real_folder = topics.resolve_folder(folder, cwd=cwd)
+    real_folder = names.resolve_folder(folder, cwd=cwd)
     base = None
     if name is not None:
-        topics.reject_control(name, "the agent name")
-        chosen = topics.check_name(name)
+        reject_control(name, "the agent name")
+        chosen = names.check_name(name)
         if chosen in agents.registry.names():
             raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
     else:
-        base = topics.name_from_folder(real_folder)
-        chosen = topics.unique_name(base, agents.registry.names())
+        base = names.name_from_folder(real_folder)
+        chosen = names.unique_name(base, agents.registry.names())
     host_agent = agents.host(host or config.spawn.host)
     driver = agents.driver(terminal or config.spawn.terminal)
     reason = driver.availability()
@@ -288,7 +265,7 @@ def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
                          machine=machine, session_id=request.session_id)
     base = plan.base_name
     if base is not None:  # another pao may have taken the name since step 1 looked
-        return registry.add(record, lambda n: topics.numbered(base, n))
+        return registry.add(record, lambda n: names.numbered(base, n))
     return registry.add(record)
 
 
@@ -297,7 +274,7 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: Agents, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> bool:
+def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> bool:
     """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the
     name; false when the registry could not be told."""
     if target:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pao_agents.readiness import ScreenReader, wait_for
 from pao_core.errors import PaoError, ValidationError
-from pao_core.readiness import ScreenReader, wait_for
 from pao_core.topic import reject_control
 
 if TYPE_CHECKING:

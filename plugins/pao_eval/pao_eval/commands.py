@@ -30,7 +30,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_eval(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.evaluate import comparison_rows, evaluate  # loaded on use, not at start-up
+    from pao_eval.evaluate import comparison_rows, evaluate  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     backends = None

@@ -10,16 +10,25 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
-from pao_core.errors import PaoError
 from pao_core.contracts import PERMISSION_MODES, permission_summary
+from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
-    from pao_core.lifecycle import Agents, Observation
+    from pao_agents.lifecycle import Agents, Observation
+    from pao_core.contracts import BriefingDeliverer
+    from pao_core.plugins import Plugins
 
 
 JSON_HELP = "print the result as one JSON object"
+
+
+@hookimpl
+def pao_briefing_deliverers(config: PaoConfig, plugins: Plugins) -> list[BriefingDeliverer]:
+    from pao_agents.delivery import HostDelivery  # loaded on use, not at start-up
+
+    return [HostDelivery(config, plugins)]
 
 
 @hookimpl
@@ -113,7 +122,7 @@ NEXT_WAIT = {"6 spawn": "waiting until the agent is ready", "7 ready": "sending 
 
 
 def _agents(config: PaoConfig) -> Agents:
-    from pao_core.lifecycle import Agents  # loaded on use, not at start-up
+    from pao_agents.lifecycle import Agents  # loaded on use, not at start-up
 
     return Agents.open(config)
 
@@ -125,7 +134,7 @@ def _say(message: str) -> None:
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     import attrs  # only this path needs it: start-up stays light
 
-    from pao_core.pipeline import spawn  # loaded on use, not at start-up
+    from pao_agents.spawn import spawn  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
     from pao_core.progress import Progress  # loaded on use, not at start-up
 

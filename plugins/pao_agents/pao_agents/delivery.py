@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pao_core.contracts import BriefingDeliverer
 from pao_core.errors import PaoError
 from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, lock_for, private_dir, refuse_symlink, state_lock
+from pao_core.models import Delivery
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -42,16 +44,6 @@ _BEGIN_PREFIX = "<!-- pao:briefing:begin"
 
 class DeliveryError(PaoError):
     """The briefing cannot be delivered into this folder; nothing was written."""
-
-
-@attrs.frozen
-class Delivery:
-    """Where a briefing went."""
-
-    folder: Path
-    briefing_path: Path
-    context_path: Path
-    excluded_in_git: bool
 
 
 def _lines(text: str) -> list[str]:
@@ -295,3 +287,20 @@ def _restore(path: Path, previous: str | None) -> None:
             path.unlink(missing_ok=True)
         else:
             atomic_write(path, previous)
+
+
+@attrs.frozen
+class HostDelivery(BriefingDeliverer):
+    """``pao brief --write``: into the context file of the default host, as its spawn would."""
+
+    config: PaoConfig
+    plugins: Plugins
+    name: str = "host-context-file"
+
+    def deliver(self, briefing: Briefing, folder: str) -> Delivery:
+        host = next((h for h in self.plugins.host_agents(self.config) if h.name == self.config.spawn.host), None)
+        if host is None:
+            raise DeliveryError(f"brief --write: the default host {self.config.spawn.host!r} is not installed")
+        block = host.context_block(self.config.briefing.filename, briefing.markdown)
+        return deliver(briefing, folder, config=self.config, context_file=host.context_file, context_block=block,
+                       plugins=self.plugins)

@@ -7,7 +7,7 @@ memory-server file), ``transcripts/`` (Claude Code sessions), ``queries.jsonl``,
 
 :func:`load_stores` has each plugin fill its throwaway store under a temporary
 ``PAO_HOME`` (the ``pao_load_corpus`` hook);
-:func:`run_queries` briefs every query of a split with :func:`pao_core.pipeline.brief`;
+:func:`run_queries` briefs every query of a split with :func:`pao_core.gather.brief`;
 :func:`score` is the only reader of ``labels.jsonl``. Definitions are the corpus
 README's: precision = (relevant + partially relevant) / items, per in-domain query
 that returned items; recall@10 = relevant items among the first ten / min(10,
@@ -118,7 +118,7 @@ def run_queries(
     Each query runs ``repeat`` times; its latency is the median of those runs (the
     machine may be busy with other work), and its last briefing is scored.
     """
-    from pao_core.pipeline import brief  # loaded on use, not at start-up
+    from pao_core.gather import brief  # loaded on use, not at start-up
 
     available = plugins.memory_backends(config)
     if backends is not None:

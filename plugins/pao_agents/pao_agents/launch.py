@@ -1,4 +1,4 @@
-"""The one launcher of agents in terminals: ``python -I -S .../pao_core/launch.py SPEC``.
+"""The one launcher of agents in terminals: ``python -I -S .../pao_agents/launch.py SPEC``.
 
 A terminal driver writes the agent's command and exact environment into SPEC, a
 private (0600) JSON file ``{"argv": [...], "env": {...}}`` (:func:`write_spec`), and

@@ -1,0 +1,111 @@
+"""What spawn and the later commands share: the agents' context (names to objects, the state record), an
+agent's environment, and cleaning up what pao wrote for one."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Mapping
+
+import attrs
+
+from pao_agents import agentdir
+from pao_agents.readiness import ScreenReader
+from pao_agents.registry import open_registry
+from pao_core.contracts import default_driver_name
+from pao_core.errors import ValidationError
+from pao_core.models import AgentRecord
+from pao_core.topic import shown as quoted
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from pao_core.config import PaoConfig
+    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
+    from pao_core.plugins import Plugins
+
+
+def first_named(objects: list[Any], name: str, what: str) -> Any:
+    """The first object called ``name`` (the first registered wins), or a one-line error."""
+    for candidate in objects:
+        if candidate.name == name:
+            return candidate
+    known = ", ".join(sorted({o.name for o in objects})) or "none installed"
+    raise ValidationError(f"unknown {what} {quoted(name)} (known: {known})")
+
+
+_PAO_CREDENTIAL = re.compile(r"PAO_\w*(?:URL|TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIALS?|DSN)\w*")
+"""pao's own credentials (PAO_POSTGRES_URL, PAO_HISTORY_TOKEN...): never in an agent's environment."""
+
+
+def agent_environment(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """``base`` without pao's credentials, with a host's ``changes`` applied: a value sets a
+    variable, ``None`` removes it. Every agent pao starts or resumes gets its environment here."""
+    env = {key: value for key, value in base.items() if not _PAO_CREDENTIAL.fullmatch(key)}
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+@attrs.define
+class AgentContext:
+    """What spawn and the later commands share: the configuration, the plugins and the registry; names
+    to hosts, terminals and screen readers; and the one place an agent's recorded state changes."""
+
+    config: PaoConfig
+    plugins: Plugins
+    registry: RegistryStore
+
+    @classmethod
+    def open(cls, config: PaoConfig, plugins: Plugins | None = None) -> Self:
+        from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+
+        plugins = plugins or get_plugins()
+        return cls(config, plugins, open_registry(config, plugins))
+
+    # -- resolution --------------------------------------------------------------
+
+    def host(self, name: str) -> HostAgent:
+        return first_named(self.plugins.host_agents(self.config), name, "host agent")
+
+    def driver(self, name: str) -> TerminalDriver:
+        """The driver called ``name``; ``""``: the first one available here, in call order."""
+        drivers = self.plugins.terminal_drivers(self.config)
+        return first_named(drivers, name or default_driver_name(drivers), "terminal")
+
+    def reader(self, host: str) -> ScreenReader:
+        return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
+
+    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
+        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
+        old: list[str] = []
+
+        def edit(previous: AgentRecord) -> AgentRecord:
+            old.append(previous.state)
+            return previous.changed(state=state, **changes)
+
+        record = self.registry.change(name, edit)
+        if old[-1] != record.state:
+            from pao_agents.notify import register_notifier  # loaded on use, not at start-up
+
+            register_notifier(self.plugins, self.config)
+            self.plugins.agent_state_changed(record, old[-1], record.state, source)
+        return record
+
+
+def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:
+    """Remove what pao wrote for one agent: its private folder; for the file channel, the briefing
+    file and the context block, unless another agent still uses the same ones."""
+    agentdir.remove_agent_dir(config.home, name)
+    briefing_file = extra.get("briefing_file")
+    if extra.get("delivery") != "file" or not briefing_file:
+        return
+    if any(other.extra.get("briefing_file") == briefing_file for other in others):
+        return
+    from pao_agents.delivery import undeliver  # loaded on use, not at start-up
+
+    folder = os.path.dirname(briefing_file)
+    undeliver(folder, briefing_file, extra["context_file"], config, created=bool(extra.get("context_created")))
