@@ -55,7 +55,7 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
     before = _snapshot(folder)
     socket = f"pao-test-{os.getpid()}-codex-channel"
     with CASE.make_stub() as stub:
-        env = {**os.environ, **CASE.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-tmux,pao-hosts",
+        env = {**os.environ, **CASE.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts",
                "PAO_TMUX_SOCKET": socket, CASE.command_variable: str(CASE.binary), "TERM": "xterm-256color"}
         config_before = (home / ".codex" / "config.toml").read_text()
 

@@ -117,6 +117,10 @@ def test_every_machine_lists_the_agents_of_both_with_their_machine(machines: tup
         status = machine.pao("status", name, "--json")
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["machine"] == machine.name
+    doctor = json.loads(alpha.pao("doctor", "--json").stdout)
+    (registry,) = [check for check in doctor["checks"] if check["area"] == "registry"]
+    masked = alpha.url.replace(":pao-test-secret@", ":***@")
+    assert (registry["name"], registry["status"], registry["line"]) == ("postgresql", "ok", f"registry {masked}: 2 agents")
     forgot = beta.pao("kill", "--forget", "api", "--json")
     assert forgot.returncode == 0, forgot.stderr
     assert [agent["name"] for agent in json.loads(alpha.pao("list", "--json").stdout)["agents"]] == ["trainer"]
@@ -234,7 +238,7 @@ def shared_pao(pao: Pao, cluster: ThrowawayCluster, monkeypatch: pytest.MonkeyPa
     import pao_postgres.hooks
 
     url = fresh_database(cluster)
-    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-postgres")  # for the subprocesses
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts,pao-postgres")  # for the subprocesses
     get_plugins().manager.register(pao_postgres.hooks, name="postgres")  # the fixture loaded this process's plugins
     config = Path(os.environ["PAO_CONFIG"])
     config.write_text(config.read_text() + f'\n[machine]\nname = "alpha"\n\n[registry]\nurl = "{url}"\n')
@@ -270,7 +274,7 @@ def test_the_registry_going_away_mid_spawn_stops_the_agent_and_says_how_to_free_
     server = ThrowawayCluster.start()
     try:
         url = fresh_database(server)
-        monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-tmux,pao-postgres")
+        monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts,pao-postgres")
         monkeypatch.setenv("PAO_REGISTRY_URL", url)
         spawn = pao.subprocess("spawn", "x", "--folder", str(pao.folder("slow")), "--no-nudge",
                                env={"FAKE_AGENT_START_DELAY": "3"})

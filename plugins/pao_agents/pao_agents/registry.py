@@ -36,6 +36,9 @@ __all__ = ["DuplicateAgent", "JsonRegistry", "UnknownAgent", "open_registry", "r
 FILENAME = "agents.json"
 FORMAT_VERSION = 1
 FREE_NAME_TRIES = 10_000
+LOCK_WAIT = 30.0
+"""Seconds a change waits for the file's lock. A holder only reads, edits and replaces the file (a dead
+one frees it at once), so a long wait means many writers at once, and waiting beats failing."""
 
 
 def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> RegistryStore:
@@ -61,12 +64,14 @@ def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
     return [JsonRegistry(config.home, config.machine_name())]
 
 
-def structure_record(raw: Any, machine: str, where: str) -> AgentRecord:
-    """A stored record as an ``AgentRecord``; one written before records had ``machine`` is ``machine``'s."""
+def structure_record(raw: Any, machine: str, where: str, name: str | None = None) -> AgentRecord:
+    """A stored record as an ``AgentRecord``; one written before records had ``machine`` is ``machine``'s.
+    ``name``: where the store keeps the record (its ``name`` field may be what is broken)."""
     try:
         record = converter.structure(raw, AgentRecord)
     except (cattrs.BaseValidationError, ValueError, TypeError, AttributeError) as exc:
-        name = raw.get("name") if isinstance(raw, dict) else None
+        if name is None:
+            name = raw.get("name") if isinstance(raw, dict) else None
         raise PaoError(f"{where}: agent {name!r} has an unreadable record ({exc})") from None
     return stamped(record, machine)
 
@@ -76,13 +81,13 @@ def stamped(record: AgentRecord, machine: str) -> AgentRecord:
     return record if record.machine else attrs.evolve(record, machine=machine)
 
 
-def readable(raws: Iterable[Any], machine: str, where: str) -> list[AgentRecord]:
+def readable(raws: Iterable[tuple[str | None, Any]], machine: str, where: str) -> list[AgentRecord]:
     """The stored records that read, oldest first; each one that does not is said on stderr (one
     broken record must not hide every agent from ``list`` and ``monitor``)."""
     records = []
-    for raw in raws:
+    for name, raw in raws:
         try:
-            records.append(structure_record(raw, machine, where))
+            records.append(structure_record(raw, machine, where, name))
         except PaoError as exc:
             print(f"pao: {exc}; skipped", file=sys.stderr)
     return sorted(records, key=lambda record: (record.created_at, record.name))
@@ -107,7 +112,7 @@ class JsonRegistry(RegistryStore):
     # -- reads ----------------------------------------------------------------------
 
     def list(self) -> list[AgentRecord]:
-        return readable((_named(name, raw) for name, raw in self._read().items()), self.machine, str(self.path))
+        return readable(((name, _named(name, raw)) for name, raw in self._read().items()), self.machine, str(self.path))
 
     def find(self, name: str) -> AgentRecord | None:
         raw = self._read().get(name)
@@ -171,7 +176,8 @@ class JsonRegistry(RegistryStore):
                 raise UnreadableJSON(f"{self.path}: 'agents' is not an object; pao will not overwrite it")
             change(agents)
 
-        update_json(self.path, on_document, lock_path=self.path.with_name(FILENAME + ".lock"), backup=False)
+        update_json(self.path, on_document, lock_path=self.path.with_name(FILENAME + ".lock"), backup=False,
+                    timeout=LOCK_WAIT)
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -186,7 +192,7 @@ class JsonRegistry(RegistryStore):
         return agents
 
     def _structure(self, name: str, raw: Any) -> AgentRecord:
-        return structure_record(_named(name, raw), self.machine, str(self.path))
+        return structure_record(_named(name, raw), self.machine, str(self.path), name)
 
 
 def _named(name: str, raw: Any) -> Any:

@@ -54,8 +54,6 @@ class PostgresRegistry(RegistryStore):
     machine: str
     name: str = "postgresql"
     schemes: tuple[str, ...] = SCHEMES
-    _connection: psycopg.Connection | None = attrs.field(default=None, init=False, repr=False)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     def location(self) -> str:
         return mask_url(self.url)
@@ -68,8 +66,8 @@ class PostgresRegistry(RegistryStore):
 
     def list(self) -> list[AgentRecord]:
         with self._session() as connection:
-            rows = connection.execute(f"SELECT record FROM {TABLE} ORDER BY created_at, name").fetchall()
-        return readable((row[0] for row in rows), self.machine, self.where)
+            rows = connection.execute(f"SELECT name, record FROM {TABLE} ORDER BY created_at, name").fetchall()
+        return readable(((row[0], row[1]) for row in rows), self.machine, self.where)
 
     def find(self, name: str) -> AgentRecord | None:
         with self._session() as connection:
@@ -132,21 +130,23 @@ class PostgresRegistry(RegistryStore):
 
     @contextlib.contextmanager
     def _session(self) -> Iterator[psycopg.Connection]:
-        """This process's connection (opened, and the table created, on first use), one caller at a time.
+        """This process's connection to ``url`` (opened, and the table created, on first use; shared by
+        every store of that URL, so a long-lived ``pao mcp`` keeps one), one caller at a time.
 
         Every psycopg error leaves as one line naming the masked URL; a lost connection is
         dropped, and the next call connects again.
         """
         import psycopg  # the driver: only a command that reads the registry loads it
 
-        with self._lock:
+        link = _link(self.url)
+        with link.lock:
             try:
-                if self._connection is None or self._connection.closed:
-                    self._connection = self._connect()
-                yield self._connection
+                if link.connection is None or link.connection.closed:
+                    link.connection = self._connect()
+                yield link.connection
             except psycopg.Error as exc:
-                if isinstance(exc, psycopg.OperationalError) and self._connection is not None:
-                    self._connection.close()
+                if isinstance(exc, psycopg.OperationalError) and link.connection is not None:
+                    link.connection.close()
                 raise RegistryUnavailable(self._describe(exc)) from None
 
     def _connect(self) -> psycopg.Connection:
@@ -179,3 +179,20 @@ class PostgresRegistry(RegistryStore):
 
     def _structure(self, raw: Any) -> AgentRecord:
         return structure_record(raw, self.machine, self.where)
+
+
+@attrs.define
+class _Link:
+    """This process's connection to one registry URL, and the lock that gives it to one caller at a time."""
+
+    connection: psycopg.Connection | None = None
+    lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+
+_links: dict[str, _Link] = {}
+_links_lock = threading.Lock()
+
+
+def _link(url: str) -> _Link:
+    with _links_lock:
+        return _links.setdefault(url, _Link())
