@@ -120,7 +120,7 @@ def main() -> int:
             durable = connection.execute("SELECT current_setting('fsync'), current_setting('synchronous_commit')").fetchone()
         results = measure(server.rsplit("/", 1)[0] + "/" + database, args)
         with psycopg.connect(server, autocommit=True, connect_timeout=10) as connection:
-            connection.execute(f"DROP DATABASE {database}")
+            connection.execute(f"DROP DATABASE {database} WITH (FORCE)")
     results["postgresql_settings"] = {"fsync": durable[0], "synchronous_commit": durable[1]}
     results["settings"] = {"ops": args.ops, "agents": args.agents, "runs": args.runs}
     if args.json:
