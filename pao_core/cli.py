@@ -57,12 +57,12 @@ def build_parser(config: PaoConfig | None, plugins: Plugins | None, command: str
     if catalog is None:
         plugins.add_commands(subparsers, config)
     else:
-        providers = {provider for name, _, aliases, provider in catalog["commands"] if command in (name, *aliases)}
+        providers = {provider for name, _, aliases, _, provider in catalog["commands"] if command in (name, *aliases)}
         for provider in providers:  # a known command: the others would only be listed, and nothing lists them
             plugins.add_commands(subparsers, config, only=provider)
         if providers:
             return parser
-        for name, help_text, aliases, _ in catalog["commands"]:
+        for name, help_text, aliases, *_ in catalog["commands"]:
             _stand_in(subparsers, name, help_text, aliases)
     for name, help_text in RESERVED_COMMANDS.items():
         if name not in subparsers.choices:
@@ -112,18 +112,22 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        command = _command(argv)
-        if command is None and "pao_core.plugins" not in sys.modules:
-            from pao_core.plugin_index import read_index  # the standard library only: --help stays light
+        command, catalog = _command(argv), None
+        if "pao_core.plugins" not in sys.modules:
+            from pao_core.plugin_index import load_object, read_index  # the standard library only: start-up stays light
 
             catalog = read_index(os.environ)
-            if catalog is not None:  # --help, --version or no command: no plugin, no configuration
-                parser = build_parser(None, None, catalog=catalog)
-                parser.parse_args(argv)
-                return _usage(parser)
+        if catalog is not None and command is None:  # --help, --version or no command: no plugin, no configuration
+            parser = build_parser(None, None, catalog=catalog)
+            parser.parse_args(argv)
+            return _usage(parser)
+        light = next((entry[3] for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
+        answered = load_object(light)(argv, catalog) if light else None
+        if answered is not None:  # the command answered before any plugin loaded (its parser's ``light``)
+            return answered
         from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use
 
-        plugins = get_plugins()
+        plugins = get_plugins(catalog)
         config, config_error = _load_config(plugins)
         if plugins.index is None:  # a complete load: the next run starts from its index
             save_index(plugins, config)

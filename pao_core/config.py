@@ -24,6 +24,7 @@ import cattrs
 
 from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
+from pao_core.paths import config_path, home_path
 from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
@@ -253,26 +254,6 @@ def _make_converter() -> cattrs.Converter:
 
 
 _converter = _make_converter()
-
-
-def config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the configuration file is read from."""
-    env = os.environ if environ is None else environ
-    if env.get("PAO_CONFIG"):
-        return Path(env["PAO_CONFIG"]).expanduser()
-    import platformdirs  # only this path needs it: start-up stays light
-
-    return Path(platformdirs.user_config_dir("pao")) / "config.toml"
-
-
-def home_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where pao keeps its state (registry, embedded stores, logs)."""
-    env = os.environ if environ is None else environ
-    if env.get("PAO_HOME"):
-        return Path(env["PAO_HOME"]).expanduser()
-    import platformdirs  # only this path needs it: start-up stays light
-
-    return Path(platformdirs.user_data_dir("pao"))
 
 
 def load_config(

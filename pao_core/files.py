@@ -135,7 +135,7 @@ def lock_for(target: Path) -> Path:
     """pao's lock for editing ``target``, under ``$PAO_HOME/locks`` (never a file beside the user's)."""
     import hashlib  # only this path needs it: start-up stays light
 
-    from pao_core.config import home_path  # configuration loading: only when this path runs
+    from pao_core.paths import home_path  # only this path needs it: start-up stays light
 
     key = hashlib.sha256(os.fsencode(target)).hexdigest()[:24]
     return private_dir(home_path() / "locks") / f"{target.name[:40]}-{key}.lock"

@@ -24,18 +24,18 @@ import sys
 import sysconfig
 from typing import TYPE_CHECKING, Any, Mapping
 
+from pao_core.paths import cache_path
+
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.plugins import Plugins
 
 ENTRY_POINT_GROUP = "pao"
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_file() -> str:
-    import platformdirs  # the user's cache folder: only this path needs it
-
-    return os.path.join(platformdirs.user_cache_dir("pao"), "plugins.json")
+    return cache_path("plugins.json")
 
 
 def _distributions(path: str) -> Any:
@@ -124,7 +124,11 @@ def load_object(value: str) -> Any:
 
 
 def recorded_commands(add_commands: Any) -> list[list[Any]]:
-    """``[name, help or None, aliases]`` for each command ``add_commands(subparsers)`` adds, in its order."""
+    """``[name, help or None, aliases, light]`` for each command ``add_commands(subparsers)`` adds, in its order.
+
+    ``light``: the ``module:function`` its parser names in ``set_defaults(light=...)``, which
+    ``pao`` calls with the arguments and this index before any plugin loads; it answers the
+    command (an exit code) or returns ``None`` when only the full command can."""
     import argparse  # the parser is what records the commands
 
     subparsers = argparse.ArgumentParser(prog="pao").add_subparsers()
@@ -133,7 +137,8 @@ def recorded_commands(add_commands: Any) -> list[list[Any]]:
     names: dict[int, list[str]] = {}
     for name, parser in subparsers.choices.items():
         names.setdefault(id(parser), []).append(name)
-    return [[first, helps.get(first), aliases] for first, *aliases in names.values()]
+    return [[first, helps.get(first), aliases, subparsers.choices[first].get_default("light")]
+            for first, *aliases in names.values()]
 
 
 def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:

@@ -312,9 +312,9 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     return plugins
 
 
-def indexed_plugins(environ: Mapping[str, str]) -> Plugins | None:
-    """Plugins that import themselves on use, from the plugin index while it holds; else ``None``."""
-    index = plugin_index.read_index(environ)
+def indexed_plugins(environ: Mapping[str, str], index: dict[str, Any] | None = None) -> Plugins | None:
+    """Plugins that import themselves on use, from the plugin index (``index``: as just read) while it holds; else ``None``."""
+    index = index or plugin_index.read_index(environ)
     if index is None:
         return None
     wanted_norm, disabled_norm = _limits(environ)
@@ -341,12 +341,12 @@ _current: Plugins | None = None
 _current_lock = threading.Lock()
 
 
-def get_plugins() -> Plugins:
-    """The process-wide plugins, built on first use."""
+def get_plugins(index: dict[str, Any] | None = None) -> Plugins:
+    """The process-wide plugins, built on first use (from ``index``, the plugin index just read, if any)."""
     global _current
     with _current_lock:
         if _current is None:
-            _current = indexed_plugins(os.environ) or build_plugins()
+            _current = indexed_plugins(os.environ, index) or build_plugins()
         return _current
 
 

@@ -31,11 +31,15 @@ REDACTED = "[redacted]"
 # The password runs to the last "@" before a space: people write passwords with "/" in URLs.
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:/|$))(?P<pw>[^\s]+)(?P<tail>@)",
                            re.IGNORECASE)
+# libpq and most drivers also take the password as a query parameter: ...?password=secret
+_URL_QUERY_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://\S*?[?&](?:ssl)?(?:password|passwd|pwd)=)[^&#\s]+",
+                                 re.IGNORECASE)
 
 
 def mask_url(text: str, mask: str = "***") -> str:
-    """Replace the password of any ``scheme://user:password@host`` in ``text`` with ``mask``."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
+    """Replace the password of any ``scheme://user:password@host`` or ``...?password=`` with ``mask``."""
+    text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
+    return _URL_QUERY_PASSWORD.sub(lambda m: f"{m['head']}{mask}", text)
 
 
 # ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/SOS/PM/APC strings (up to

@@ -167,3 +167,11 @@ def test_secrets_are_masked_in_pao_config(pao_config_file: Path, pao) -> None:
 def test_mask_url_leaves_urls_without_password() -> None:
     assert mask_url("postgresql://sam@db/memory") == "postgresql://sam@db/memory"
     assert mask_url("see postgresql+psycopg://u:p%40ss@h:5/d now") == "see postgresql+psycopg://u:***@h:5/d now"
+
+
+def test_mask_url_masks_a_password_given_as_a_query_parameter() -> None:
+    assert mask_url("postgresql://sam@db/memory?sslmode=require&password=hunter2&x=1") == (
+        "postgresql://sam@db/memory?sslmode=require&password=***&x=1")
+    assert mask_url("postgres:///memory?PASSWORD=hunter2 then") == "postgres:///memory?PASSWORD=*** then"
+    assert mask_url("postgresql://db/m?sslpassword=k3y#frag") == "postgresql://db/m?sslpassword=***#frag"
+    assert mask_url("postgresql://db/memory?password_hint=ok") == "postgresql://db/memory?password_hint=ok"

@@ -68,7 +68,7 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.config import config_path  # configuration loading: only when this path runs
+    from pao_core.paths import config_path  # only this path needs it: start-up stays light
 
     if args.path:
         path = config_path()

@@ -59,7 +59,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
     listing = subparsers.add_parser("list", help="list the agents pao started")
     listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(func=run_list)
+    listing.set_defaults(func=run_list, light="pao_agents.light:light_list")
 
     status = subparsers.add_parser("status", help="show one agent: record and what its screen says now")
     status.add_argument("name", metavar="NAME")
@@ -217,16 +217,18 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
 
 
 def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_agents.light import LIST_FIELDS, list_header, remember_checked  # the light list's own
 
     agents = _agents(config)
+    remember_checked(config, agents.plugins.catalog)
     seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
     if args.json:
         print_json({"agents": [record_json(o.record, o) for o in seen]})
         return 0
-    fields = ["host", "terminal"]
+    fields = list(LIST_FIELDS)
     if any(o.record.machine != config.machine_name() for o in seen):  # a shared registry: say where each one runs
         fields.insert(0, "machine")
-    print_table(["NAME", "STATE", *map(str.upper, fields), "AGE", "FOLDER"], [_row(o, *fields) for o in seen])
+    print_table(list_header(fields), [_row(o, *fields) for o in seen])
     return 0
 
 
