@@ -37,6 +37,10 @@ class MachineRouter(CommandRouter):
         command = getattr(args, "command", None)
         if _here_only or command not in ROUTED or (command == "spawn" and not getattr(args, "on", None)):
             return None
+        if command == "list":
+            from pao_machines.listing import list_all  # no ssh until an agent runs elsewhere
+
+            return list_all(args, config)
         from pao_machines.route import route  # the routing itself: only for the commands it may take
 
         return route(args, config)
