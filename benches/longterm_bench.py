@@ -12,7 +12,11 @@ after the load; SQLite: one transaction through the FTS triggers), then measures
 - cold: the first search of a fresh process, connection (and pool) included;
 - warm: later searches in one process, pool reused.
 
-PostgreSQL: ``--url`` or ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster.
+PostgreSQL: ``--url`` or ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster; with
+``--reuse``, a server whose bench schema already holds ``--rows`` observations of an
+earlier run keeps them (loading a million rows takes minutes).
+The report says which retrieval ran (``pao doctor``'s words: semantic + lexical, or
+lexical only and why) and which heavy libraries the cold search imported.
 """
 
 from __future__ import annotations
@@ -91,11 +95,14 @@ def topics(count: int, rows: int, seed: int = 11) -> list[str]:
     return result
 
 
-def load_postgres(url: str, rows: int) -> None:
+def load_postgres(url: str, rows: int, reuse: bool = False) -> bool:
+    """Load ``rows`` observations into the bench schema; False when ``reuse`` found them loaded."""
     import psycopg
 
     backend = LongtermBackend("longterm", LongtermOptions(url=url, schema=SCHEMA), Path("."))
     plain = url.replace("postgresql+psycopg://", "postgresql://")
+    if reuse and _loaded(plain) == rows:
+        return False
     with psycopg.connect(plain, autocommit=True) as connection:
         connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
     backend.store.init()
@@ -119,6 +126,17 @@ def load_postgres(url: str, rows: int) -> None:
     with psycopg.connect(plain, autocommit=True) as connection:
         connection.execute(f"VACUUM ANALYZE {SCHEMA}.observations")
         connection.execute(f"VACUUM ANALYZE {SCHEMA}.entities")
+    return True
+
+
+def _loaded(url: str) -> int:
+    """Observations in the bench schema (0: none, or no schema)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        if connection.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.observations",)).fetchone()[0] is None:
+            return 0
+        return connection.execute(f"SELECT count(*) FROM {SCHEMA}.observations").fetchone()[0]
 
 
 def load_sqlite(home: Path, rows: int) -> None:
@@ -164,8 +182,9 @@ def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str,
 
 
 def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int) -> dict:
-    """First search of a fresh process, each in its own interpreter."""
-    timings = []
+    """First search of a fresh process, each in its own interpreter: wall and CPU time, and
+    the heavy libraries it imported (SQLAlchemy, psycopg, numpy)."""
+    timings, cpu, imports = [], [], set()
     for index in range(runs):
         code = (
             "import json, sys, time\n"
@@ -175,9 +194,10 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
             "spec = json.loads(sys.argv[1])\n"
             "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
             "mode=spec['mode']), Path(spec['home']))\n"
-            "started = time.perf_counter()\n"
+            "started, cpu = time.perf_counter(), time.process_time()\n"
             "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
-            "print((time.perf_counter() - started) * 1000)\n"
+            "print(json.dumps([(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, "
+            "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules]]))\n"
         )
         spec = {"url": options.url, "schema": options.schema, "mode": mode, "home": str(home),
                 "query": queries[index % len(queries)]}
@@ -185,8 +205,19 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
         env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True,
                              env=env)
-        timings.append(float(out.stdout.strip()))
-    return summary(timings)
+        wall, used, loaded = json.loads(out.stdout)
+        timings.append(wall)
+        cpu.append(used)
+        imports.update(loaded)
+    return summary(timings) | {"cpu_p50_ms": round(statistics.median(cpu), 2), "imported": sorted(imports)}
+
+
+def retrieval(options: LongtermOptions, home: Path) -> str:
+    """Which retrieval the searches ran, as ``pao doctor`` says it."""
+    from pao_postgres.vectors import retrieval_status
+
+    store = LongtermBackend("longterm", options, home).store
+    return retrieval_status(store, store.stats(time.monotonic() + 60)["observations"], time.monotonic() + 60)
 
 
 def summary(timings: list[float]) -> dict:
@@ -208,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--modes", default="ranked,original")
     parser.add_argument("--rounds", type=int, default=1, help="warm passes over the topics")
+    parser.add_argument("--reuse", action="store_true", help="PostgreSQL: keep a bench schema of --rows observations")
     args = parser.parse_args(argv)
     interrupt_on_sigterm()  # the throwaway cluster is stopped on SIGTERM too
     queries = topics(args.queries, args.rows)
@@ -217,12 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         if args.backend == "postgres":
             url = args.url or stack.enter_context(postgres_url())
-            load_postgres(url, args.rows)
+            report["loaded"] = load_postgres(url, args.rows, args.reuse)
             options = LongtermOptions(url=url, schema=SCHEMA)
         else:
             load_sqlite(home, args.rows)
             options = LongtermOptions()
         report["load_s"] = round(time.perf_counter() - started, 1)
+        report["retrieval"] = retrieval(options, home)
         for mode in args.modes.split(","):
             report[mode] = {
                 "cold": cold(options, home, queries, mode, args.cold_runs),

@@ -12,7 +12,7 @@ from pao_core.contracts import WritableMemory
 from pao_core.models import SearchResults
 from pao_postgres.filesync import memory_file, sync
 from pao_postgres.options import LongtermOptions
-from pao_postgres.provenance import attach_embedded, attach_server
+from pao_postgres.provenance import attach
 from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
 if TYPE_CHECKING:
@@ -47,10 +47,7 @@ class LongtermBackend(WritableMemory):
             items = search_embedded(self.options, self.home, query, limit, deadline)
         else:
             items = self.store.search(query, limit, deadline)
-        if self.options.url.strip():
-            items = attach_server(self.store, items, deadline)
-        else:
-            items = attach_embedded(self.options, self.options.sqlite_file(self.home), items, deadline)
+        items = attach(self.options, self.home, items, deadline)
         ranked = [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
         return SearchResults(ranked, note) if note else ranked
 

@@ -12,14 +12,14 @@ import contextlib
 import math
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import sqlalchemy as sa
 
 from pao_postgres.errors import LongtermError, reason, remaining
+from pao_postgres.server_read import CONNECT_TIMEOUT_CAP, POSTGRES_SETTINGS, close_all, postgres_settings
 from pao_postgres.sqlite_read import apply_deadline
 
-CONNECT_TIMEOUT_CAP = 10.0
 WRITE_DEADLINE = 600.0
 """Seconds granted to CLI writes (``init``, ``import``, ``add``)."""
 
@@ -102,36 +102,13 @@ def dispose_all() -> None:
         for engine in _engines.values():
             engine.dispose()
         _engines.clear()
-
-
-# Searches are index lookups: a sequential scan of a large table is never the plan we
-# want, whatever a LIMIT makes it look like; JIT-compiling a millisecond query costs
-# hundreds of milliseconds; and a search statement's plan does not depend on the topic
-# (its terms reach the server as arrays), so a prepared one is planned once per connection.
-# Transaction-local, so a pooled connection keeps its defaults.
-POSTGRES_SETTINGS = (
-    "SELECT set_config('statement_timeout', %(ms)s, true), set_config('enable_seqscan', %(seq)s, true),"
-    " set_config('jit', 'off', true), set_config('plan_cache_mode', %(plans)s, true)"
-)
-
-
-def postgres_settings(deadline: float, write: bool) -> dict[str, str]:
-    """Parameters of :data:`POSTGRES_SETTINGS`: the time left as ``statement_timeout``."""
-    return {
-        "ms": str(max(1, math.ceil(remaining(deadline) * 1000))),
-        "seq": "on" if write else "off",
-        "plans": "auto" if write else "force_generic_plan",
-    }
+    close_all()
 
 
 @contextlib.contextmanager
-def transaction(
-    engine: sa.Engine, deadline: float, *, write: bool = False, settings: bool = True
-) -> Iterator[sa.Connection]:
-    """A connection in a transaction bounded by ``deadline`` (commit on success).
-
-    ``settings=False`` (PostgreSQL): the caller sends :data:`POSTGRES_SETTINGS` itself.
-    """
+def transaction(engine: sa.Engine, deadline: float, *, write: bool = False) -> Iterator[sa.Connection]:
+    """A connection in a transaction bounded by ``deadline`` (commit on success); searches
+    on a server read through :mod:`pao_postgres.server_read` instead."""
     left = remaining(deadline)
     is_sqlite = engine.dialect.name == "sqlite"
     options: dict = {"pao_write": write} if is_sqlite else {}
@@ -144,7 +121,7 @@ def transaction(
         with connection.begin():
             if is_sqlite:
                 apply_deadline(connection.connection.driver_connection, deadline)
-            elif settings:
+            else:
                 connection.exec_driver_sql(POSTGRES_SETTINGS, postgres_settings(deadline, write))
             yield connection
     except sa.exc.SQLAlchemyError as exc:
@@ -154,29 +131,6 @@ def transaction(
             with contextlib.suppress(Exception):
                 connection.connection.driver_connection.set_progress_handler(None, 0)
         connection.close()
-
-
-def postgres_read(engine: sa.Engine, deadline: float, sql: str, params: dict[str, Any]) -> list[Any]:
-    """The rows of one read-only statement (psycopg ``%(name)s`` style, rows with named
-    fields), under ``deadline``.
-
-    The settings, the statement and the commit leave together in psycopg's pipeline
-    mode: one round trip to the server instead of four (BEGIN, settings, query, COMMIT).
-    """
-    import psycopg  # loads psycopg on use: start-up stays light
-    from psycopg.rows import namedtuple_row  # loads psycopg on use: start-up stays light
-
-    with transaction(engine, deadline, settings=False) as connection:
-        raw = connection.connection.driver_connection
-        try:
-            with raw.pipeline():
-                raw.execute(POSTGRES_SETTINGS, postgres_settings(deadline, write=False))
-                cursor = raw.cursor(row_factory=namedtuple_row)
-                cursor.execute(sql, params)
-                raw.commit()
-            return cursor.fetchall()
-        except psycopg.Error as exc:
-            raise LongtermError(reason(exc)) from None
 
 
 def _connect(engine: sa.Engine, left: float) -> sa.Connection:

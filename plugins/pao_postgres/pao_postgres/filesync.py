@@ -188,13 +188,12 @@ def stored_signature(options: LongtermOptions, home: Path, source: str, deadline
                 raise
             return None
     else:
-        from pao_postgres.engine import postgres_read  # loads sqlalchemy on use: start-up stays light
-        from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
+        from pao_postgres.server_read import server_reading  # not needed until this runs: start-up stays light
 
         name = f"{quote(options.schema)}.{table}" if options.schema else table
         try:
-            found = postgres_read(LongtermStore(options, home).engine(), deadline,
-                                  f"SELECT signature FROM {name} WHERE source = %(source)s", {"source": source})
+            with server_reading(options, deadline) as rows:
+                found = rows(f"SELECT signature FROM {name} WHERE source = :source", {"source": source})
         except LongtermError as exc:
             if "a table is missing" not in str(exc):
                 raise

@@ -22,52 +22,48 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
-from pao_postgres.engine import postgres_read
 from pao_postgres.ranked import quote
-from pao_postgres.schema import Tables
-from pao_postgres.terms import Topic
 
 if TYPE_CHECKING:
+    from pao_postgres.options import LongtermOptions
     from pao_postgres.retrieval import Method
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.sqlite_read import Rows
+    from pao_postgres.terms import Topic
 
 
-def ranked_postgres(store: LongtermStore, topic: Topic, fetch: int, deadline: float, method: Method) -> list[Any]:
+def ranked_postgres(options: LongtermOptions, rows: Rows, topic: Topic, fetch: int, method: Method) -> list[Any]:
     """The best ``fetch`` candidates, each with ``matched``, ``covered``, ``score``,
     and the topic's ``total`` weight and ``useful`` (weighed) term count."""
-    weighed = method.coverage and method.idf
-    sql = ranked_sql(store.tables, method.entity_names, method.coverage)
-    t = store.tables
+    obs = options.observations
     params = {
         "terms": list(topic.terms),
         "names": list(topic.names if method.entity_names else ()),
-        "idf": weighed,
+        "idf": method.coverage and method.idf,
         "cap": method.df_cap,
         "pool": method.pool,
         "fetch": fetch,
         "name_bonus": float(method.name_bonus),
-        "table_name": _table(t.observations),
-        "table": t.observations.name,
-        "schema": store.options.schema or None,
-        "column": t.observations.c.search_vector.name if "search_vector" in t.observations.c else "",
+        "table_name": _table(options, obs.table),
+        "table": obs.table,
+        "schema": options.schema or None,
+        "column": obs.search_vector,
     }
-    return postgres_read(store.engine(), deadline, sql, params)
+    return rows(ranked_sql(options, method.entity_names, method.coverage), params)
 
 
-def _table(table: sa.Table) -> str:
-    return f"{quote(table.schema)}.{quote(table.name)}" if table.schema else quote(table.name)
+def _table(options: LongtermOptions, name: str) -> str:
+    return f"{quote(options.schema)}.{quote(name)}" if options.schema else quote(name)
 
 
 @functools.lru_cache(maxsize=32)
-def ranked_sql(tables: Tables, entity_names: bool, coverage: bool) -> str:
+def ranked_sql(options: LongtermOptions, entity_names: bool, coverage: bool) -> str:
     """The statement for one table mapping and method shape (psycopg ``%(name)s`` style)."""
-    obs, ent = _table(tables.observations), _table(tables.entities)
-    o = {key: "o." + quote(column.name) for key, column in tables.observations.c.items()}
-    e = {key: "e." + quote(column.name) for key, column in tables.entities.c.items()}
-    cfg = f"'{tables.options.language}'::regconfig"
-    vector = o["search_vector"] if "search_vector" in o else f"to_tsvector({cfg}, {o['content']})"
+    obs, ent = _table(options, options.observations.table), _table(options, options.entities.table)
+    oc, ec = options.observations, options.entities
+    o = {key: "o." + quote(getattr(oc, key)) for key in ("id", "entity_id", "content", "position", "created_at")}
+    e = {key: "e." + quote(getattr(ec, key)) for key in ("id", "name", "entity_type")}
+    cfg = f"'{options.language}'::regconfig"
+    vector = f"o.{quote(oc.search_vector)}" if oc.search_vector else f"to_tsvector({cfg}, {o['content']})"
     # A candidate carries what scoring and the answer need: no second visit to its row.
     carried = (
         f"{o['id']} AS id, {o['entity_id']} AS entity_id, {o['content']} AS content, {o['position']} AS position, "

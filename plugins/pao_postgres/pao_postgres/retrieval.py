@@ -26,7 +26,7 @@ import attrs
 
 from pao_postgres.items import make_item
 from pao_postgres.ranked import quote, ranked_sqlite, sqlite_all_terms
-from pao_postgres.sqlite_read import Rows, named_rows, reading
+from pao_postgres.sqlite_read import Rows, reading
 from pao_postgres.terms import Topic, analyse, fts5_phrase, like_pattern
 
 if TYPE_CHECKING:
@@ -118,100 +118,87 @@ def search(store: LongtermStore, query: str, limit: int, deadline: float, mode: 
 
 
 def reads_without_sqlalchemy(options: LongtermOptions) -> bool:
-    """Whether searches of this store run on the standard library alone (the embedded
-    store in a ranked mode): the spawn path then never imports SQLAlchemy."""
-    return not options.url.strip() and METHODS[options.mode] is not None
+    """Whether searches of this store run without SQLAlchemy (a ranked mode: the embedded
+    store on the standard library's sqlite3, a server on psycopg alone): the spawn path
+    then never imports it."""
+    return METHODS[options.mode] is not None
 
 
 def search_embedded(options: LongtermOptions, home: Path, query: str, limit: int, deadline: float) -> list[MemoryItem]:
     """:func:`search` for a store where :func:`reads_without_sqlalchemy` holds."""
     method = METHODS[options.mode]
-    assert method is not None and not options.url.strip()
-    return _ranked_sqlite_file(options, options.sqlite_file(home), analyse(query), max(1, int(limit)), deadline, method)
+    assert method is not None
+    return _ranked(options, home, analyse(query), max(1, int(limit)), deadline, method)
 
 
 def run_method(store: LongtermStore, query: str, limit: int, deadline: float, method: Method | None) -> list[MemoryItem]:
     topic = analyse(query)
     limit = max(1, int(limit))
-    if method is not None and store.is_sqlite:
-        return _ranked_sqlite_file(store.options, store.sqlite_file, topic, limit, deadline, method)
-    semantic = method is not None and method.vectors and store.options.semantic
-    if method is not None and not (topic.terms or (method.entity_names and topic.names) or semantic):
-        return []
     if method is not None:
-        rows = []
-        if topic.terms or (method.entity_names and topic.names):
-            from pao_postgres.postgres_ranked import ranked_postgres  # loads sqlalchemy on use: start-up stays light
+        return _ranked(store.options, store.home, topic, limit, deadline, method)
+    from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
 
-            # One statement, one round trip; it weighs the terms too, so each row carries
-            # the topic's totals for the floor.
-            rows = ranked_postgres(store, topic, limit * 4, deadline, method)
-            rows = _floor(rows, method, rows[0].total, rows[0].useful) if rows else []
-        if semantic or (method.entity_siblings != "none" and rows):
-            rows = _with_postgres_vectors(store, topic, rows, limit, deadline, method)
-    else:
-        from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
-
-        with transaction(store.engine(), deadline) as connection:
-            rows = _original(store, connection, topic, limit)
+    with transaction(store.engine(), deadline) as connection:
+        rows = _original(store, connection, topic, limit)
     return _items(rows[:limit])
 
 
-def _with_postgres_vectors(store: LongtermStore, topic: Topic, rows: list[Any], limit: int, deadline: float,
-                           method: Method) -> list[Any]:
-    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
-
-    from pao_postgres.engine import transaction  # loads sqlalchemy on use: start-up stays light
-
-    # not needed until this runs: start-up stays light
-    from pao_postgres.vectors import nearest, with_entity_siblings, with_vector_hits
-
-    with transaction(store.engine(), deadline) as connection:
-        def run(sql: str, params: dict[str, Any]) -> list[Any]:
-            result = connection.execute(sa.text(sql), params)
-            return named_rows(tuple(result.keys()), result)
-
-        near = []
-        if method.vectors and store.options.semantic:
-            # one matrix per database and schema in this process
-            near = nearest(f"{store.describe()}#{store.options.schema}", run, store.options, topic.text, method, deadline,
-                           sqlite=False)
-        lexical = {row.id for row in rows}
-        rows = with_vector_hits(store.options, run, rows, near, method.rrf_k, sqlite=False) if near else rows
-        if method.entity_siblings == "none":
-            return rows
-        found_by_both = lexical & {key for key, _ in near}
-        return with_entity_siblings(store.options, run, rows, limit, method.entity_siblings, found_by_both,
-                                    related=method.related_entities, sqlite=False)
-
-
-def _ranked_sqlite_file(
-    options: LongtermOptions, path: Path, topic: Topic, limit: int, deadline: float, method: Method
-) -> list[MemoryItem]:
+def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, deadline: float,
+            method: Method) -> list[MemoryItem]:
+    """A ranked method on either dialect: the lexical candidates, fused with the vector hits,
+    then the hits' entities' other observations."""
+    sqlite = not options.url.strip()
     semantic = method.vectors and options.semantic
     lexical = bool(topic.terms or (method.entity_names and topic.names))
-    if not (lexical or semantic) or not path.exists():
+    if not (lexical or semantic) or (sqlite and not options.sqlite_file(home).exists()):
         return []
-    kept: list[Any] = []
-    found_by_both: set[int] = set()
-    with reading(path, deadline) as rows:
+    with _reading(options, home, deadline) as rows:
+        kept: list[Any] = []
         if lexical:
-            weights = _weights(options, rows, topic, method)
-            found = ranked_sqlite(options, rows, topic, limit * 4, method, weights)
-            kept = _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+            kept = _lexical(options, rows, topic, limit * 4, method, sqlite)
+        found_by_both: set[int] = set()
         if semantic:
             # not needed until this runs: start-up stays light
             from pao_postgres.vectors import nearest, with_vector_hits
 
-            near = nearest(str(path), rows, options, topic.text, method, deadline)
+            key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
+            near = nearest(key, rows, options, topic.text, method, deadline, sqlite=sqlite)
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
-            kept = with_vector_hits(options, rows, kept, near, method.rrf_k) if near else kept
+            kept = with_vector_hits(options, rows, kept, near, method.rrf_k, sqlite=sqlite) if near else kept
         if method.entity_siblings != "none" and kept:
             from pao_postgres.vectors import with_entity_siblings  # not needed until this runs: start-up stays light
 
             kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both,
-                                        related=method.related_entities)
+                                        related=method.related_entities, sqlite=sqlite)
     return _items(kept[:limit])
+
+
+def _reading(options: LongtermOptions, home: Path, deadline: float) -> Any:
+    if not options.url.strip():
+        return reading(options.sqlite_file(home), deadline)
+    from pao_postgres.server_read import server_reading  # loads psycopg on use: start-up stays light
+
+    return server_reading(options, deadline)
+
+
+def _server_key(options: LongtermOptions) -> str:
+    from pao_postgres.server_read import store_key  # loads psycopg on use: start-up stays light
+
+    return store_key(options)
+
+
+def _lexical(options: LongtermOptions, rows: Rows, topic: Topic, fetch: int, method: Method, sqlite: bool) -> list[Any]:
+    """The lexical candidates above the method's floor."""
+    if sqlite:
+        weights = _weights(options, rows, topic, method)
+        found = ranked_sqlite(options, rows, topic, fetch, method, weights)
+        return _floor(found, method, weights.total, sum(1 for weight in weights.terms if weight > 0))
+    from pao_postgres.postgres_ranked import ranked_postgres  # not needed until this runs: start-up stays light
+
+    # One statement, one round trip; it weighs the terms too, so each row carries the
+    # topic's totals for the floor.
+    found = ranked_postgres(options, rows, topic, fetch, method)
+    return _floor(found, method, found[0].total, found[0].useful) if found else []
 
 
 def _items(rows: list[Any]) -> list[MemoryItem]:

@@ -15,7 +15,7 @@ import math
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping
 
 from pao_postgres.errors import LongtermError, reason, remaining
 
@@ -51,12 +51,6 @@ def reading(path: Path, deadline: float) -> Iterator[Rows]:
 
 def _named_row(cursor: sqlite3.Cursor, row: tuple) -> Any:
     return _row_type(tuple(column[0] for column in cursor.description))._make(row)
-
-
-def named_rows(fields: tuple[str, ...], rows: Iterable[Sequence[Any]]) -> list[Any]:
-    """Rows as named tuples, as :func:`reading` gives them (for the same code on PostgreSQL)."""
-    make = _row_type(fields)._make
-    return [make(tuple(row)) for row in rows]
 
 
 @functools.lru_cache(maxsize=32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -158,6 +159,51 @@ def test_blocked_search_stops_at_its_deadline_and_the_pool_recovers(postgres_ser
             assert time.monotonic() - started < 0.5 + 0.5
         found = store.search("notarization release build", 5, time.monotonic() + 5)
         assert [item.id for item in found] == ["obs:Gus#0"]
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_server_search_of_a_new_process_imports_no_sqlalchemy(postgres_server_url: str, tmp_path: Path) -> None:
+    """A spawn's first search on a server store: psycopg alone, one connection, items with provenance."""
+    import psycopg
+
+    schema = "fresh_" + str(free_port())
+    store = backend(postgres_server_url, tmp_path, schema=schema)
+    store.store.add("Gus", "notarization fails on the release build")
+    code = (
+        "import json, sys, time\n"
+        "from pathlib import Path\n"
+        "from pao_postgres.backend import LongtermBackend\n"
+        "from pao_postgres.options import LongtermOptions\n"
+        f"backend = LongtermBackend('longterm', LongtermOptions(url={postgres_server_url!r}, schema={schema!r}), Path({str(tmp_path)!r}))\n"
+        "found = backend.search('notarization release build', 5, time.monotonic() + 30)\n"
+        "print(json.dumps({'ids': [item.id for item in found], 'sqlalchemy': 'sqlalchemy' in sys.modules}))\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        assert json.loads(done.stdout) == {"ids": ["obs:Gus#0"], "sqlalchemy": False}
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    from pao_postgres import server_read
+
+    schema = "kept_" + str(free_port())
+    store = backend(postgres_server_url, tmp_path, schema=schema)
+    store.store.add("Gus", "notarization fails on the release build")
+    try:
+        assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            kept = [c.info.backend_pid for c in server_read._idle[server_read.libpq_url(postgres_server_url)]]
+            assert kept  # the search's connection, kept for the next search
+            for pid in kept:
+                assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+        assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
     finally:
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
