@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_agents.commands import age_text, record_json, show_list
-from pao_agents.lifecycle import Agents, Observation
+from pao_agents.commands import age_text, record_json
+from pao_agents.lifecycle import Observation
 from pao_core.errors import PaoError
 from pao_core.output import print_json, print_table
+from pao_machines.remote import call, machine_of, runs_here
+from pao_machines.targets import resolve
 
 if TYPE_CHECKING:
+    from pao_agents.lifecycle import Agents
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord
 
@@ -36,9 +39,6 @@ class Seen:
 
 def ask(config: PaoConfig, machine_name: str) -> Seen:
     """``pao list --json`` on one machine, within its deadline."""
-    from pao_machines.remote import call  # ssh: only when an agent runs on another machine
-    from pao_machines.targets import resolve  # only when an agent runs on another machine
-
     started = time.monotonic()
     try:
         machine = resolve(config, machine_name)
@@ -57,13 +57,8 @@ def ask_all(config: PaoConfig, machines: set[str]) -> dict[str, Seen]:
         return dict(zip(machines, pool.map(lambda name: ask(config, name), machines)))
 
 
-def list_all(args: argparse.Namespace, config: PaoConfig) -> int | None:
-    agents = Agents.open(config)
-    records = agents.registry.list()
-    if all(agents.runs_here(record) for record in records):
-        return show_list(args, config, agents, records)  # pao-agents' own list, of the records read once
-    from pao_machines.remote import machine_of, runs_here  # ssh: only when an agent runs on another machine
-
+def list_all(args: argparse.Namespace, config: PaoConfig, agents: Agents, records: list[AgentRecord]) -> int:
+    """``records`` (some on other machines): those here observed here, the others asked of their machines."""
     elsewhere = {machine_of(record) for record in records if not runs_here(record, config)}
     with ThreadPoolExecutor(max_workers=1) as local:
         here = local.submit(lambda: {r.name: agents.observe(r, with_screen=False) for r in records
@@ -96,7 +91,6 @@ def list_all(args: argparse.Namespace, config: PaoConfig) -> int | None:
 
 def _remote_row(record: AgentRecord, seen: Seen) -> dict[str, Any]:
     """A remote agent's row: what its machine says now, or ``unreachable`` with the reason."""
-    from pao_machines.remote import machine_of  # loaded by list_all already
     row = {**record_json(record), "machine": machine_of(record)}
     if seen.error is not None:
         row["observed"] = {"state": "unreachable", "reason": seen.error}
