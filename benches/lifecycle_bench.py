@@ -8,6 +8,8 @@
   whatever plugins are installed (``PAO_LOAD_PLUGINS`` unset: every entry point), with
   the eval corpus loaded: its memory in the embedded longterm store, its transcripts
   indexed by the history store; the topic is an eval query, so both return items.
+  ``pao`` runs as a user runs it: the console script, the fake host installed as a
+  plugin distribution, so every spawn starts from the plugin index.
 * concurrent: five ``pao spawn`` processes at once; all five must end ready.
 
 Run from the repository root:  .venv/bin/python benches/lifecycle_bench.py [readiness|overhead|concurrent][=COUNT]...
@@ -86,6 +88,24 @@ def _pao_env(home: str, socket: str) -> dict[str, str]:
             "PAO_CONFIG": str(Path(home, "config.toml"))}
 
 
+def _installed_fake_host(folder: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """``pao`` as a user runs it, with the fake host installed as a plugin distribution.
+
+    A distribution's metadata (``pao-fake-host``, one ``pao`` entry point) in a folder on
+    ``PYTHONPATH`` makes the fake host an installed plugin: after the first run every
+    ``pao`` starts from the plugin index and imports only the plugins its hooks need, as
+    a user's ``pao spawn`` with Claude Code does. (``run_pao.py`` registers the host by
+    hand, which makes every run a complete load of every plugin.)
+    """
+    metadata = folder / "pao_fake_host-0.dist-info"
+    metadata.mkdir(parents=True)
+    (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: pao-fake-host\nVersion: 0\n")
+    (metadata / "entry_points.txt").write_text("[pao]\nfake-host = lifecycle_support.fake_host:PLUGIN\n")
+    path = os.pathsep.join([str(ROOT / "tests"), str(folder), *filter(None, [env.get("PYTHONPATH")])])
+    script = Path(sys.executable).with_name("pao")
+    return ([str(script)] if script.exists() else [sys.executable, "-m", "pao_core"]), {**env, "PYTHONPATH": path}
+
+
 def _python_startup_ms(runs: int) -> float:
     samples = []
     for _ in range(runs):
@@ -100,11 +120,11 @@ TOPIC = "fix the Zola build failing on Cloudflare Pages preview deploys"
 EVAL = ROOT / "tests" / "data" / "eval"
 
 
-def _load_eval_memory(env: dict[str, str], home: Path) -> None:
+def _load_eval_memory(pao: list[str], env: dict[str, str], home: Path) -> None:
     """The eval corpus in the stores a spawn reads: memory imported, transcripts indexed."""
     shutil.copytree(EVAL / "transcripts", home / ".claude" / "projects")
     for args in (["memory", "import", str(EVAL / "memory.jsonl")], ["history", "index"]):
-        subprocess.run([sys.executable, RUN_PAO, *args], env=env, check=True, capture_output=True)
+        subprocess.run([*pao, *args], env=env, check=True, capture_output=True)
 
 
 def overhead(runs: int = 10) -> dict[str, object]:
@@ -132,14 +152,15 @@ def _overhead(runs: int, semantic: bool) -> dict[str, object]:
             flag = str(semantic).lower()
             config = f'[spawn]\nhost = "fake"\n[backends.history]\nsemantic = {flag}\n[backends.longterm]\nsemantic = {flag}\n'
             Path(home, "config.toml").write_text(config)
-            _load_eval_memory(_pao_env(home, socket), Path(home))
+            pao, base_env = _installed_fake_host(Path(home, "site"), _pao_env(home, socket))
+            _load_eval_memory(pao, base_env, Path(home))
             for run in range(runs):
                 folder = Path(home, f"proj{run}")
                 folder.mkdir()
                 stamps = folder / "stamps.json"
-                env = {**_pao_env(home, socket), "FAKE_AGENT_STAMPS": str(stamps)}
+                env = {**base_env, "FAKE_AGENT_STAMPS": str(stamps)}
                 started, before = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
-                out = subprocess.run([sys.executable, RUN_PAO, "spawn", TOPIC, "--folder", str(folder),
+                out = subprocess.run([*pao, "spawn", TOPIC, "--folder", str(folder),
                                       "--no-nudge", "--json"], env=env, check=True, capture_output=True, text=True)
                 total = (time.time() - started) * 1000
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -154,8 +175,7 @@ def _overhead(runs: int, semantic: bool) -> dict[str, object]:
                 items.append(int(found[1]) if found else 0)
                 for step in spawned["steps"]:
                     steps.setdefault(step["step"], []).append(step["ms"])
-                subprocess.run([sys.executable, RUN_PAO, "kill", f"proj{run}"], env=env, check=True,
-                               capture_output=True)
+                subprocess.run([*pao, "kill", f"proj{run}"], env=env, check=True, capture_output=True)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     return {"pao_spawn_total": _percentiles(totals), "agent_own_startup": _percentiles(agent_starts),

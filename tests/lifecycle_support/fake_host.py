@@ -97,6 +97,10 @@ class FakeHostPlugin:
         self.written.append((folder, path))
 
 
+PLUGIN = FakeHostPlugin()
+"""What an entry point names when the fake host is installed as a distribution (``benches/lifecycle_bench.py``)."""
+
+
 def received(folder: str | os.PathLike[str]) -> list[dict]:
     """What the fake agent in ``folder`` was sent, in order."""
     path = Path(folder, ".fake-agent", "received.jsonl")
