@@ -204,11 +204,10 @@ def nearest_in_cells(key: str, rows: Rows, names: dict[str, str], generation: st
                      deadline: float) -> list[tuple[int, float]]:
     """``(observation id, cosine)`` above the method's floor among the vectors of the cells
     nearest ``topic``, best first; empty when the topic's vector is not ready by ``deadline``."""
-    import numpy as np  # loads numpy on use: start-up stays light (the topic's vector loaded it)
-
-    query = model.encode_topic(topic, deadline)
+    query = model.encode_topic(topic, deadline)  # first: it loads numpy with one BLAS thread
     if query is None:
         return []
+    import numpy as np  # loaded by the topic's vector
     with _centroids_lock:
         cached = _centroids.get(key)
     if cached is None or cached[0] != generation:

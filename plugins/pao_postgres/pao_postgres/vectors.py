@@ -15,7 +15,9 @@ on the standard library's sqlite3, a server's on psycopg.
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -176,8 +178,25 @@ def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
     return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
 
 
+def vector_meta(rows: Rows, options: LongtermOptions, topic: str, *, sqlite: bool) -> dict[str, str]:
+    """The store's vector generation and count (empty: no semantic search here). When the store
+    has vectors, the topic's vector starts being made at once on a worker thread, so the model
+    loads while the lexical search waits for its server; :func:`nearest` then finds it made."""
+    if not options.semantic or not topic.strip() or not model.available():
+        return {}
+    meta = _meta(rows, names_for(options, sqlite=sqlite), sqlite)
+    if int(meta.get("count", 0)) > 0:
+        threading.Thread(target=_embed_early, args=(topic,), name="pao-embed-topic-early", daemon=True).start()
+    return meta
+
+
+def _embed_early(topic: str) -> None:
+    with contextlib.suppress(Exception):  # nearest() meets any failure again and handles it
+        model.encode_topic(topic)
+
+
 def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
-            sqlite: bool = True) -> list[tuple[int, float]]:
+            sqlite: bool = True, meta: dict[str, str] | None = None) -> list[tuple[int, float]]:
     """``(observation id, cosine)`` of the observations nearest ``topic`` above the method's floors, best first.
 
     Empty when semantic search is off or not installed, the store has no vectors (or,
@@ -187,7 +206,7 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: 
     if not options.semantic or not topic.strip() or not model.available():
         return []
     names = names_for(options, sqlite=sqlite)
-    meta = _meta(rows, names, sqlite)
+    meta = _meta(rows, names, sqlite) if meta is None else meta
     if "cells" in meta:
         try:
             return cells.nearest_in_cells(key, rows, names, meta["cells"], topic, method, deadline - TOPIC_RESERVE)
