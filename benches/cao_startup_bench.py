@@ -4,7 +4,10 @@ cao 2.5.4 (PyPI `cli-agent-orchestrator`) is installed into a scratch virtual en
 of its own (`.cache/bench/cao-2.5.4`, made on first use), never into pao's. Each round
 runs the three commands once, in a rotating order, so that the machine's load falls on
 all of them alike; the figures are medians over the rounds. `pao list` runs against an
-empty registry in a throwaway PAO_HOME. Run from the repository root:
+empty registry in a throwaway PAO_HOME (the everyday answer, given before any plugin
+loads), and `pao list, 3 agents` against a second one holding three live agents in tmux
+(panes running `sleep` on a private tmux server; without tmux that row is left out):
+the full command, observing each agent through its terminal. Run from the repository root:
 
     .venv/bin/python benches/cao_startup_bench.py [ROUNDS]
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,21 +49,45 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
 
+def register_live_agents(home: Path, socket: str, count: int) -> bool:
+    """``count`` agents in ``home``'s registry, each a live tmux pane on the private server ``socket``."""
+    if shutil.which("tmux") is None:
+        return False
+    from pao_agents.registry import JsonRegistry
+    from pao_core.models import AgentRecord
+
+    registry = JsonRegistry(home)
+    for number in range(count):
+        new = ["new-session", "-d", "-s", "pao"] if number == 0 else ["new-window", "-t", "pao:"]
+        pane = subprocess.run(["tmux", "-L", socket, *new, "-P", "-F", "#{pane_id}", "sleep 3600"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        registry.add(AgentRecord(name=f"agent-{number}", folder=str(home), topic="bench", host="claude-code",
+                                 terminal="tmux", target=f"{socket}:{pane}", state="ready"))
+    return True
+
+
 def main(rounds: int = 21) -> dict[str, object]:
     pao = str(Path(sys.executable).with_name("pao"))
+    socket = f"pao-startup-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="pao-startup-") as scratch:
         env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         env.update(PAO_HOME=str(Path(scratch) / "home"), PAO_CONFIG=str(Path(scratch) / "config.toml"),
                    HOME=str(Path(scratch)))
         Path(scratch, "config.toml").write_text("")
-        commands = {"pao --help": [pao, "--help"], "pao list": [pao, "list"], "cao --help": [str(cao_binary()), "--help"]}
-        samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
-        for argv in commands.values():  # warm-up: bytecode caches, the page cache, pao's plugin index
-            run_once(argv, env)
-        labels = list(commands)
-        for round_ in range(rounds):
-            for label in labels[round_ % 3:] + labels[: round_ % 3]:
-                samples[label].append(run_once(commands[label], env))
+        commands = {"pao --help": ([pao, "--help"], env), "pao list": ([pao, "list"], env),
+                    "cao --help": ([str(cao_binary()), "--help"], env)}
+        try:
+            if register_live_agents(Path(scratch) / "agents", socket, 3):
+                commands["pao list, 3 agents"] = ([pao, "list"], {**env, "PAO_HOME": str(Path(scratch) / "agents")})
+            samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
+            for argv, command_env in commands.values():  # warm-up: bytecode caches, the page cache, pao's indexes
+                run_once(argv, command_env)
+            labels = list(commands)
+            for round_ in range(rounds):
+                for label in labels[round_ % len(labels):] + labels[: round_ % len(labels)]:
+                    samples[label].append(run_once(*commands[label]))
+        finally:
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     medians = {label: round(statistics.median(wall for wall, _ in values), 1) for label, values in samples.items()}
     cpu = {label: round(statistics.median(cpu for _, cpu in values), 1) for label, values in samples.items()}
     cao = medians["cao --help"]

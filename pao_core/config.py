@@ -25,7 +25,6 @@ import cattrs
 from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
 from pao_core.paths import config_path, home_path
-from pao_core.sanitize import mask_url
 
 T = TypeVar("T")
 
@@ -242,6 +241,8 @@ def _mask(value: Any, key: str = "") -> Any:
     if isinstance(value, str):
         if _SECRET_KEY.search(key) and value:
             return "***"
+        from pao_core.sanitize import mask_url  # its patterns: only `pao config` shows values
+
         return mask_url(value)
     return value
 

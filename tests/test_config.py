@@ -8,8 +8,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pao_core.config import ConfigTable, load_config, mask_url
+from pao_core.config import ConfigTable, load_config
 from pao_core.errors import ConfigError
+from pao_core.sanitize import mask_url
 
 
 def test_defaults_and_env_overrides(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:

@@ -218,11 +218,17 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
 
 
 def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
+    agents = _agents(config)
+    return show_list(args, config, agents, agents.registry.list())
+
+
+def show_list(args: argparse.Namespace, config: PaoConfig, agents: Agents, records: list[Any]) -> int:
+    """``pao list`` of ``records`` (this machine's, or a shared registry's), each observed here."""
     from pao_agents.light import LIST_FIELDS, list_header, remember_checked  # the light list's own
 
-    agents = _agents(config)
-    remember_checked(config, agents.plugins.catalog)
-    seen = [agents.observe(record, with_screen=False) for record in agents.registry.list()]
+    if not records:  # the next list may answer before any plugin loads
+        remember_checked(config, agents.plugins.catalog)
+    seen = [agents.observe(record, with_screen=False) for record in records]
     if args.json:
         print_json({"agents": [record_json(o.record, o) for o in seen]})
         return 0

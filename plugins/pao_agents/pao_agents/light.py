@@ -40,19 +40,19 @@ def light_list(argv: Sequence[str], index: Mapping[str, Any]) -> int | None:
     """``pao list [--json]`` when no agent is registered and nothing else could change the answer; else ``None``."""
     if list(argv) not in (["list"], ["list", "--json"]) or not _own_registry_and_routers(index["plugins"]):
         return None
-    registry = os.path.join(home_path(), "agents.json")
     try:
-        if _checked() != _digest(index, os.environ):
-            return None
-        with open(registry, encoding="utf-8") as stream:
+        with open(os.path.join(home_path(), "agents.json"), encoding="utf-8") as stream:
             document = json.loads(stream.read() or "{}")
-    except FileNotFoundError as exc:
-        if exc.filename != registry:
-            return None
+    except FileNotFoundError:
         document = {}
     except (OSError, ValueError):  # the full command says what is wrong
         return None
     if not isinstance(document, dict) or document.get("agents", {}) != {}:
+        return None
+    try:
+        if _checked() != _digest(index, os.environ):
+            return None
+    except (OSError, ValueError):
         return None
     if argv[-1] == "--json":
         print_json({"agents": []})

@@ -25,7 +25,6 @@ from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
 from pao_core.hookspecs import hookimpl
 from pao_core.models import AgentRecord, converter
-from pao_core.sanitize import mask_url
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -53,6 +52,8 @@ def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> Registry
     for store in stores:
         if scheme in store.schemes:
             return store
+    from pao_core.sanitize import mask_url  # its patterns: only this error needs them
+
     served = sorted({s for store in stores for s in store.schemes if s})
     hint = "" if "postgresql" in served else "; pao-postgres serves postgresql://"
     raise ConfigError(f"registry.url {mask_url(url)}: no installed plugin keeps a registry there "

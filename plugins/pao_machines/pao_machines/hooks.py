@@ -37,9 +37,25 @@ class MachineRouter(CommandRouter):
         command = getattr(args, "command", None)
         if _here_only or command not in ROUTED or (command == "spawn" and not getattr(args, "on", None)):
             return None
+        if command == "list":
+            return _list(args, config)
         from pao_machines.route import route  # the routing itself: only for the commands it may take
 
         return route(args, config)
+
+
+def _list(args: argparse.Namespace, config: PaoConfig) -> int:
+    """``pao list``: pao-agents' own list while every agent runs here (the registry read once, no ssh)."""
+    from pao_agents.commands import show_list  # the agents' list: only for this command
+    from pao_agents.lifecycle import Agents  # the registry and the terminals: only for the commands it may take
+
+    agents = Agents.open(config)
+    records = agents.registry.list()
+    if all(agents.runs_here(record) for record in records):
+        return show_list(args, config, agents, records)
+    from pao_machines.listing import list_all  # ssh: only when an agent runs on another machine
+
+    return list_all(args, config, agents, records)
 
 
 @hookimpl

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pao_agents.commands import age_text, record_json
-from pao_agents.lifecycle import Agents, Observation
+from pao_agents.lifecycle import Observation
 from pao_core.errors import PaoError
 from pao_core.output import print_json, print_table
 from pao_machines.remote import call, machine_of, runs_here
 from pao_machines.targets import resolve
 
 if TYPE_CHECKING:
+    from pao_agents.lifecycle import Agents
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord
 
@@ -56,12 +57,9 @@ def ask_all(config: PaoConfig, machines: set[str]) -> dict[str, Seen]:
         return dict(zip(machines, pool.map(lambda name: ask(config, name), machines)))
 
 
-def list_all(args: argparse.Namespace, config: PaoConfig) -> int | None:
-    agents = Agents.open(config)
-    records = agents.registry.list()
+def list_all(args: argparse.Namespace, config: PaoConfig, agents: Agents, records: list[AgentRecord]) -> int:
+    """``records`` (some on other machines): those here observed here, the others asked of their machines."""
     elsewhere = {machine_of(record) for record in records if not runs_here(record, config)}
-    if not elsewhere:
-        return None  # pao's own list
     with ThreadPoolExecutor(max_workers=1) as local:
         here = local.submit(lambda: {r.name: agents.observe(r, with_screen=False) for r in records
                                      if runs_here(r, config)})

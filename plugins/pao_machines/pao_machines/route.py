@@ -31,10 +31,6 @@ def route(args: argparse.Namespace, config: PaoConfig) -> int | None:
         from pao_machines.spawn import spawn_on  # only this path needs it
 
         return spawn_on(args, config)
-    if command == "list":
-        from pao_machines.listing import list_all  # only this path needs it
-
-        return list_all(args, config)
     if command == "broadcast":
         return broadcast(args, config)
     record = _registry(config).find(args.name)

@@ -20,7 +20,6 @@ from pao_core.contracts import RegistryStore
 from pao_core.errors import DuplicateAgent, RegistryUnavailable, UnknownAgent
 from pao_core.models import AgentRecord, converter
 from pao_agents.registry import FREE_NAME_TRIES, readable, stamped, structure_record
-from pao_core.sanitize import mask_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -46,6 +45,12 @@ INSERT = (f"INSERT INTO {TABLE} (name, machine, record, created_at, updated_at)"
           " ON CONFLICT (name) DO NOTHING RETURNING name")
 
 
+def _masked(text: str) -> str:
+    from pao_core.sanitize import mask_url  # its patterns: only what shows the URL needs them (not `pao list`)
+
+    return mask_url(text)
+
+
 @attrs.define
 class PostgresRegistry(RegistryStore):
     """The registry in the PostgreSQL database at ``url``; ``machine`` is this machine's name."""
@@ -56,7 +61,7 @@ class PostgresRegistry(RegistryStore):
     schemes: tuple[str, ...] = SCHEMES
 
     def location(self) -> str:
-        return mask_url(self.url)
+        return _masked(self.url)
 
     @property
     def where(self) -> str:
@@ -174,8 +179,8 @@ class PostgresRegistry(RegistryStore):
 
         detail = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
         if isinstance(exc, psycopg.OperationalError):
-            return mask_url(f"{self.where} is unreachable ({detail})")
-        return mask_url(f"{self.where}: {detail}")
+            return _masked(f"{self.where} is unreachable ({detail})")
+        return _masked(f"{self.where}: {detail}")
 
     def _structure(self, raw: Any) -> AgentRecord:
         return structure_record(raw, self.machine, self.where)
