@@ -95,48 +95,88 @@ def topics(count: int, rows: int, seed: int = 11) -> list[str]:
     return result
 
 
-def load_postgres(url: str, rows: int, reuse: bool = False) -> bool:
+def load_postgres(url: str, rows: int, reuse: bool = False, schema: str = SCHEMA, vectors: bool = False) -> bool:
     """Load ``rows`` observations into the bench schema; False when ``reuse`` found them loaded."""
     import psycopg
 
-    backend = LongtermBackend("longterm", LongtermOptions(url=url, schema=SCHEMA), Path("."))
+    backend = LongtermBackend("longterm", LongtermOptions(url=url, schema=schema), Path("."))
     plain = url.replace("postgresql+psycopg://", "postgresql://")
-    if reuse and _loaded(plain) == rows:
+    if reuse and _loaded(plain, schema) == (rows, rows if vectors else 0):
         return False
     with psycopg.connect(plain, autocommit=True) as connection:
-        connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     backend.store.init()
     tables = backend.store.tables
     indexes = list(tables.observations.indexes) + list(tables.entities.indexes)
     with psycopg.connect(plain) as connection:
         for index in indexes:
-            connection.execute(f'DROP INDEX IF EXISTS {SCHEMA}."{index.name}"')
+            connection.execute(f'DROP INDEX IF EXISTS {schema}."{index.name}"')
         now = dt.datetime.now(dt.timezone.utc)
         entity_count = (rows + PER_ENTITY - 1) // PER_ENTITY
-        with connection.cursor().copy(f"COPY {SCHEMA}.entities (id, name, entity_type) FROM STDIN") as copy:
+        with connection.cursor().copy(f"COPY {schema}.entities (id, name, entity_type) FROM STDIN") as copy:
             for number in range(entity_count):
                 copy.write_row((number + 1, f"entity {number}", "Synthetic"))
         columns = "(entity_id, content, position, created_at)"
-        with connection.cursor().copy(f"COPY {SCHEMA}.observations {columns} FROM STDIN") as copy:
+        with connection.cursor().copy(f"COPY {schema}.observations {columns} FROM STDIN") as copy:
             for entity, content, position in corpus(rows):
                 copy.write_row((entity + 1, content, position, now))
-        connection.execute(f"SELECT setval(pg_get_serial_sequence('{SCHEMA}.entities', 'id'), {entity_count})")
+        connection.execute(f"SELECT setval(pg_get_serial_sequence('{schema}.entities', 'id'), {entity_count})")
         connection.commit()
     backend.store.init()  # recreates the dropped indexes
     with psycopg.connect(plain, autocommit=True) as connection:
-        connection.execute(f"VACUUM ANALYZE {SCHEMA}.observations")
-        connection.execute(f"VACUUM ANALYZE {SCHEMA}.entities")
+        connection.execute(f"VACUUM ANALYZE {schema}.observations")
+        connection.execute(f"VACUUM ANALYZE {schema}.entities")
+    if vectors:
+        load_vectors(backend.store, plain, rows)
     return True
 
 
-def _loaded(url: str) -> int:
-    """Observations in the bench schema (0: none, or no schema)."""
+def load_vectors(store, url: str, rows: int, seed: int = 5) -> None:
+    """Synthetic unit vectors for observations 1..rows (clustered around 2,000 directions, as
+    text on a few thousand subjects is), grouped in cells by pao_postgres.cells,
+    written with COPY: embedding a million texts would take hours on this machine."""
+    import numpy as np
+    import psycopg
+
+    from pao_postgres import cells
+    from pao_postgres.engine import WRITE_DEADLINE, transaction
+    from pao_postgres.vectors import _create_table, _set_meta, names_for
+
+    rng = np.random.default_rng(seed)
+    subjects = rng.standard_normal((2000, 384)).astype(np.float32)
+    matrix = subjects[rng.integers(0, len(subjects), rows)] + 0.8 * rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    count = cells.cell_count(rows)
+    centroids = cells.train(matrix[rng.choice(rows, min(rows, count * cells.SAMPLE_PER_CELL), replace=False)], count)
+    names = names_for(store.options, sqlite=False)
+    with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+        _create_table(connection, store, names)
+    with psycopg.connect(url) as connection:
+        with connection.cursor().copy(f"COPY {names['vectors']} (observation_id, digest, vector) "
+                                      "FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int4", "text", "bytea"])
+            for index in range(rows):
+                copy.write_row((index + 1, "synthetic", matrix[index].tobytes()))
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"VACUUM ANALYZE {names['vectors']}")
+    parts = [(range(start + 1, min(rows, start + cells.CHUNK) + 1), cells.assign(part, centroids), *cells.codes_of(part))
+             for start in range(0, rows, cells.CHUNK) for part in [matrix[start : start + cells.CHUNK]]]
+    with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+        cells.write_cells(connection, names, centroids, parts, sqlite=False)
+        _set_meta(connection, names, {"generation": str(time.time_ns()), "count": str(rows), "cells": str(time.time_ns()),
+                                      "cells_trained": str(rows)}, [])
+
+
+def _loaded(url: str, schema: str) -> tuple[int, int]:
+    """Observations and vectors in the bench schema (0: none, or no schema)."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as connection:
-        if connection.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.observations",)).fetchone()[0] is None:
-            return 0
-        return connection.execute(f"SELECT count(*) FROM {SCHEMA}.observations").fetchone()[0]
+        counts = []
+        for table in ("observations", "observations_vectors"):
+            exists = connection.execute("SELECT to_regclass(%s)", (f"{schema}.{table}",)).fetchone()[0] is not None
+            counts.append(connection.execute(f"SELECT count(*) FROM {schema}.{table}").fetchone()[0] if exists else 0)
+        return counts[0], counts[1]
 
 
 def load_sqlite(home: Path, rows: int) -> None:
@@ -159,12 +199,18 @@ def load_sqlite(home: Path, rows: int) -> None:
         connection.execute("ANALYZE")
 
 
+def variant(options: LongtermOptions, mode: str) -> LongtermOptions:
+    """``ranked``, ``original``, or ``ranked-lexical`` (ranked with ``semantic = false``)."""
+    import attrs
+
+    name, _, lexical = mode.partition("-")
+    return attrs.evolve(options, mode=name, semantic=options.semantic and lexical != "lexical")
+
+
 def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str, rounds: int = 1) -> dict:
     """Warm latencies in this process (after one warm-up search): ``rounds`` passes over
     the topics, summarised together and per pass (the machine's load moves between them)."""
-    import attrs
-
-    backend = LongtermBackend("longterm", attrs.evolve(options, mode=mode), home)
+    backend = LongtermBackend("longterm", variant(options, mode), home)
     backend.search(queries[0], 10, time.monotonic() + 30)
     timings, sizes, errors, passes = [], [], 0, []
     for _ in range(rounds):
@@ -185,7 +231,7 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
     """First search of a fresh process, each in its own interpreter: wall and CPU time, and
     the heavy libraries it imported (SQLAlchemy, psycopg, numpy)."""
     timings, cpu, imports = [], [], set()
-    for index in range(runs):
+    for index in range(-1, runs):  # -1: unmeasured, prepares the model's weights file once per machine
         code = (
             "import json, sys, time\n"
             "from pathlib import Path\n"
@@ -193,19 +239,22 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
             "from pao_postgres.options import LongtermOptions\n"
             "spec = json.loads(sys.argv[1])\n"
             "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
-            "mode=spec['mode']), Path(spec['home']))\n"
+            "mode=spec['mode'], semantic=spec['semantic']), Path(spec['home']))\n"
             "started, cpu = time.perf_counter(), time.process_time()\n"
             "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
             "print(json.dumps([(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, "
             "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules]]))\n"
         )
-        spec = {"url": options.url, "schema": options.schema, "mode": mode, "home": str(home),
+        spec = {"url": options.url, "schema": options.schema, "mode": variant(options, mode).mode, "home": str(home),
+                "semantic": variant(options, mode).semantic,
                 "query": queries[index % len(queries)]}
         # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would add compiling from source
         env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True,
                              env=env)
         wall, used, loaded = json.loads(out.stdout)
+        if index < 0:
+            continue
         timings.append(wall)
         cpu.append(used)
         imports.update(loaded)
@@ -237,9 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=10)
-    parser.add_argument("--modes", default="ranked,original")
+    parser.add_argument("--modes", default="ranked,original", help="comma list of ranked, original, ranked-lexical")
     parser.add_argument("--rounds", type=int, default=1, help="warm passes over the topics")
     parser.add_argument("--reuse", action="store_true", help="PostgreSQL: keep a bench schema of --rows observations")
+    parser.add_argument("--schema", default=SCHEMA, help="PostgreSQL: the bench schema (dropped and loaded)")
+    parser.add_argument("--vectors", action="store_true",
+                        help="PostgreSQL: a synthetic vector for every observation, in cells, so searches are semantic too")
     args = parser.parse_args(argv)
     interrupt_on_sigterm()  # the throwaway cluster is stopped on SIGTERM too
     queries = topics(args.queries, args.rows)
@@ -249,8 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         if args.backend == "postgres":
             url = args.url or stack.enter_context(postgres_url())
-            report["loaded"] = load_postgres(url, args.rows, args.reuse)
-            options = LongtermOptions(url=url, schema=SCHEMA)
+            report["loaded"] = load_postgres(url, args.rows, args.reuse, args.schema, args.vectors)
+            options = LongtermOptions(url=url, schema=args.schema)
         else:
             load_sqlite(home, args.rows)
             options = LongtermOptions()

@@ -100,3 +100,31 @@ def test_a_spec_that_cannot_be_written_is_one_line(private_tmp: Path, monkeypatc
     with pytest.raises(PaoError) as caught:
         write_spec(["claude"], {"ANTHROPIC_API_KEY": "sk-ant-secret"})
     assert str(caught.value) == f"cannot write the agent's launch file in {missing}: No such file or directory"
+
+
+def test_a_gated_launcher_waits_for_its_spec_then_starts_the_agent(tmp_path: Path, private_tmp: Path) -> None:
+    from pao_agents.launch import gate_argv, open_gate, release_gate
+
+    out = tmp_path / "env.json"
+    gate = open_gate()
+    assert stat.S_IMODE(os.stat(os.path.dirname(gate)).st_mode) == 0o700
+    waiting = subprocess.Popen(gate_argv(gate), env=TERMINAL_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        waiting.wait(timeout=0.3)  # nothing to start yet
+    assert not out.exists()
+
+    env = {"SECRET": "s3cret", "TERM": "spawner-term", "LANG": "C.UTF-8"}
+    release_gate(gate, [sys.executable, "-c", RECORDER, str(out)], env)
+
+    assert waiting.wait(timeout=30) == 0, waiting.stderr.read() if waiting.stderr else ""
+    expected = {**env, "TERM": "tab-term", "TERM_PROGRAM": "Apple_Terminal"}  # the terminal's identity, no CI
+    assert json.loads(out.read_text(encoding="utf-8")) == expected
+    assert list(private_tmp.iterdir()) == [], "the gate's folder or spec was left behind"
+
+
+def test_a_gate_closed_without_an_agent_leaves_nothing(private_tmp: Path) -> None:
+    from pao_agents.launch import close_gate, open_gate
+
+    close_gate(open_gate())
+
+    assert list(private_tmp.iterdir()) == []

@@ -35,7 +35,7 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     assert record["target"].startswith(pao.socket + ":%")
     assert record["pid"] and record["briefing_hash"]
     assert [s["step"] for s in record["steps"]] == [
-        "1 validate", "2-3 gather+compose", "4 deliver", "5 pre-seed", "6 spawn", "7 ready", "7 nudge",
+        "1 validate", "1 window", "2-3 gather+compose", "4 deliver", "5 pre-seed", "6 spawn", "7 ready", "7 nudge",
     ]
     for label in ("1 validate", "4 deliver", "6 spawn", "7 ready", "7 nudge"):
         assert f"pao: {label}" in err

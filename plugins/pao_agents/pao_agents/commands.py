@@ -167,6 +167,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             plugins=plugins,
             report=report,
             briefing=given,
+            parallel=True,
         )
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"

@@ -11,6 +11,13 @@ shell or server has.
 
 Run as a script it needs the standard library only: ``-I -S`` skips ``site`` (and
 pao's own packages) so the agent starts fast and nothing else is imported.
+
+A window can be opened before its agent's command is known (:func:`open_gate`): it
+runs ``launch.py --await GATE``, which waits for the spec to appear at GATE (a path in
+a private folder of its own), then goes on as above. ``pao spawn`` opens the window
+while the briefing is gathered and puts the spec there (:func:`release_gate`) only
+once the briefing, the session files and the trust pre-seed are written, so the agent
+itself starts after everything it reads at start-up exists.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ TERMINAL_OWN = (
 """The terminal's identity: the pane's or tab's own values beat the spawning process's."""
 
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+GATE_WAIT = 300.0
+"""Seconds a window opened early waits for its spec; then it ends (the pao that opened it is gone)."""
+GATE_POLL = 0.002
 
 
 def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
@@ -46,10 +56,23 @@ def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
     written, and ``PaoError`` when the file cannot be written.
     """
     # Imported here: run as a script, this module must not need pao_core or be slowed by these.
-    import re
-    import tempfile  # (as above)
+    import tempfile
 
-    from pao_core.errors import PaoError, ValidationError  # (as above)
+    from pao_core.errors import PaoError  # (as above)
+
+    data = _spec_json(command, env)
+    try:
+        fd, path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")  # mode 0600
+    except OSError as exc:
+        raise PaoError(f"cannot write the agent's launch file in {tempfile.gettempdir()}: {exc.strerror}") from None
+    _fill(fd, path, data)
+    return path
+
+
+def _spec_json(command: Sequence[str], env: Mapping[str, str]) -> str:
+    import re  # (as in write_spec)
+
+    from pao_core.errors import ValidationError  # (as in write_spec)
 
     if not command:
         raise ValidationError("the agent's command is empty")
@@ -59,18 +82,47 @@ def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
     for text in (*command, *env.values()):
         if "\0" in text:
             raise ValidationError(f"a NUL byte cannot be passed to a program: {text!r}")
-    data = json.dumps({"argv": list(command), "env": dict(env)})
-    try:
-        fd, path = tempfile.mkstemp(prefix="pao-launch-", suffix=".json")  # mode 0600
-    except OSError as exc:
-        raise PaoError(f"cannot write the agent's launch file in {tempfile.gettempdir()}: {exc.strerror}") from None
+    return json.dumps({"argv": list(command), "env": dict(env)})
+
+
+def _fill(fd: int, path: str, data: str) -> None:
+    from pao_core.errors import PaoError  # (as in write_spec)
+
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(data)
     except OSError as exc:
         discard_spec(path)
         raise PaoError(f"cannot write the agent's launch file {path}: {exc.strerror}") from None
-    return path
+
+
+def open_gate() -> str:
+    """A path, in a new private (0700) folder, where :func:`release_gate` will put an agent's spec."""
+    import tempfile  # (as in write_spec)
+
+    return os.path.join(tempfile.mkdtemp(prefix="pao-gate-"), "spec.json")
+
+
+def gate_argv(gate: str) -> list[str]:
+    """The command of a window that waits at ``gate`` for its agent (given to a driver's ``spawn``)."""
+    return [sys.executable, "-I", "-S", LAUNCHER_PATH, "--await", gate]
+
+
+def release_gate(gate: str, command: Sequence[str], env: Mapping[str, str]) -> None:
+    """Start the agent of the window waiting at ``gate``: its spec, written whole and then renamed there."""
+    import tempfile  # (as in write_spec)
+
+    data = _spec_json(command, env)
+    fd, path = tempfile.mkstemp(dir=os.path.dirname(gate), prefix=".spec-", suffix=".json")  # mode 0600
+    _fill(fd, path, data)
+    os.replace(path, gate)
+
+
+def close_gate(gate: str) -> None:
+    """Remove a gate's folder and whatever is left in it (the spawn failed before its agent started)."""
+    import shutil  # (as in write_spec)
+
+    shutil.rmtree(os.path.dirname(gate), ignore_errors=True)
 
 
 def launcher_argv(spec_path: str) -> list[str]:
@@ -110,9 +162,27 @@ def _take_spec(path: str) -> tuple[list[str], dict[str, str]]:
     return list(command), dict(env)
 
 
+def _await(gate: str) -> bool:
+    """Wait until the spec appears at ``gate`` (at most :data:`GATE_WAIT` seconds)."""
+    import time  # (as in write_spec)
+
+    give_up = time.monotonic() + GATE_WAIT
+    while not os.path.exists(gate):
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(GATE_POLL)
+    return True
+
+
 def main(argv: list[str]) -> int:
+    gated = len(argv) == 2 and argv[0] == "--await"
+    if gated:
+        if not _await(argv[1]):
+            print(f"pao: no agent was started here ({argv[1]} never came)", file=sys.stderr, flush=True)
+            return 127
+        argv = argv[1:]
     if len(argv) != 1:
-        print("usage: python -I -S launch.py SPEC", file=sys.stderr)
+        print("usage: python -I -S launch.py SPEC  or  launch.py --await GATE", file=sys.stderr)
         return 2
     try:
         command, spec_env = _take_spec(argv[0])
@@ -122,6 +192,11 @@ def main(argv: list[str]) -> int:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         print(f"pao: {argv[0]} is not a launch file: {exc}", file=sys.stderr, flush=True)
         return 127
+    if gated:
+        try:
+            os.rmdir(os.path.dirname(argv[0]))  # the gate's own folder, empty now
+        except OSError:
+            pass
     try:
         os.execvpe(command[0], command, with_terminal_identity(spec_env, os.environ))
     except OSError as exc:

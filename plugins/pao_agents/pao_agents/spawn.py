@@ -8,11 +8,11 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
-from pao_agents import agentdir, names
+from pao_agents import agentdir, forked, launch, names
 from pao_agents.conversation import send_text
 from pao_agents.readiness import wait_ready
 from pao_agents.registry import open_registry
@@ -26,11 +26,14 @@ from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
+    from pao_agents.forked import Forked
     from pao_core.config import PaoConfig
     from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
+EARLY_GATHER_GRACE = 5.0
+"""Seconds past the gathering deadline after which a child's briefing is given up (it is composed here instead)."""
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
 
@@ -62,31 +65,50 @@ def spawn(
     report: Reporter | None = None,
     environ: Mapping[str, str] | None = None,
     briefing: Briefing | None = None,
+    parallel: bool = False,
 ) -> Spawned:
     """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
 
-    Everything is validated before a file is written or a process started. A failure
+    Everything is validated before a file is written or an agent started. A failure
     after the name was reserved removes the reservation, the agent's private folder
     and worktree, and closes the agent's window (its last screen is saved under
     ``$PAO_HOME/failed/``). The registry is written twice: the reservation, and the
     started agent. A ``briefing`` given (composed on another machine, ``spawn --on``)
-    replaces steps 2-3.
+    replaces steps 2-3. The agent's window opens before step 2 and waits: its agent starts
+    in step 6, once the briefing, session files and pre-seed are written
+    (:func:`pao_agents.launch.open_gate`). ``parallel`` (the ``pao`` command's own
+    process): steps 2-3 run in a forked child from the moment the topic and folder are
+    known, while the host and terminal are checked, the name reserved and the window
+    opened (:mod:`pao_agents.forked`).
     """
-    env = dict(os.environ if environ is None else environ)
-    agents = AgentContext(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
-
-    plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
+    early = _gather_early(topic, folder, config, plugins) if parallel and briefing is None and not worktree else None
+    env = dict(os.environ if environ is None else environ)
+    try:
+        agents = AgentContext(config, plugins, open_registry(config, plugins))
+        plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
+        record = _reserve(agents.registry, plan, config.machine_name())
+    except BaseException:
+        if early is not None:
+            early.briefing.cancel()
+        raise
     host_agent, driver = plan.host, plan.driver
-    record = _reserve(agents.registry, plan, config.machine_name())
     request = attrs.evolve(plan.request, name=record.name)
     clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
-    target, extra = "", dict(record.extra)
+    target, gate, extra = "", "", dict(record.extra)
     try:
         if worktree:
             request, extra["worktree"] = _in_worktree(request, config)
             clock.done("1 worktree", request.folder)
+        # the window opens now and waits: its agent starts only once everything it reads at start-up is written
+        gate = launch.open_gate()
+        target = driver.spawn(request.name, request.folder, launch.gate_argv(gate), {})
+        clock.done("1 window", f"{target}, waiting for its agent")
+        if early is not None:  # the same topic and folder unless a worktree moved it (then gathered here)
+            if (early.topic, early.folder) == (request.topic, request.folder):
+                briefing = early.briefing.result(config.gather.deadline + EARLY_GATHER_GRACE)
+            early.briefing.cancel()
         briefing = briefing or brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
@@ -99,7 +121,7 @@ def spawn(
         clock.done("5 pre-seed", host_agent.name)
         command = _command(host_agent, request, env)
         env = agent_environment(env, {**host_agent.environment(request), **wiring.env})
-        target = driver.spawn(request.name, request.folder, command, env)
+        launch.release_gate(gate, command, env)
         clock.done("6 spawn", target)
         reader = agents.reader(request.host)
         ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name, busy=bool(request.prompt))
@@ -123,6 +145,10 @@ def spawn(
             extra=extra,
         )
     except BaseException as exc:
+        if early is not None:
+            early.briefing.cancel()
+        if gate:
+            launch.close_gate(gate)
         if not _abandon(agents, request.name, driver, target, extra) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {request.name})") from None
@@ -226,15 +252,7 @@ def validate(
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
     config = agents.config
-    check_topic(topic)
-    cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
-    if folder is None:
-        split = names.split_topic(topic, cwd=cwd)
-        topic, folder = split.topic, split.folder or cwd
-    topic = " ".join(topic.split())
-    if not topic:
-        raise ValidationError("the topic is empty: say what the agent should work on")
-    real_folder = names.resolve_folder(folder, cwd=cwd)
+    topic, real_folder = topic_and_folder(topic, folder)
     base = None
     if name is not None:
         reject_control(name, "the agent name")
@@ -257,6 +275,32 @@ def validate(
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
     return Plan(request, host_agent, driver, base_name=base)
+
+
+def topic_and_folder(topic: str, folder: str | None) -> tuple[str, str]:
+    """The topic (a folder named in it taken out when ``folder`` is not given) and the folder's real path."""
+    check_topic(topic)
+    cwd = os.getcwd()  # not $PWD: a parent that changed folder may not have updated it
+    if folder is None:
+        split = names.split_topic(topic, cwd=cwd)
+        topic, folder = split.topic, split.folder or cwd
+    topic = " ".join(topic.split())
+    if not topic:
+        raise ValidationError("the topic is empty: say what the agent should work on")
+    return topic, names.resolve_folder(folder, cwd=cwd)
+
+
+class _Early(NamedTuple):
+    topic: str
+    folder: str
+    briefing: Forked[Briefing]
+
+
+def _gather_early(topic: str, folder: str | None, config: PaoConfig, plugins: Plugins) -> _Early:
+    """Steps 2-3 started in a child process as soon as the topic and folder are valid (the rest of step 1 checks
+    the host, the terminal and the registry, which the briefing does not depend on)."""
+    topic, real_folder = topic_and_folder(topic, folder)
+    return _Early(topic, real_folder, forked.start(lambda: brief(topic, folders=[real_folder], config=config, plugins=plugins)))
 
 
 def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:

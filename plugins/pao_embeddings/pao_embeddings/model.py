@@ -180,7 +180,10 @@ def prepared_weights(folder: Path) -> dict[str, np.ndarray]:
     if not (data.exists() and layout.exists()):
         _write_prepared(source, data, layout)
     shapes = json.loads(layout.read_text(encoding="utf-8"))
-    flat = np.memmap(data, dtype=np.float32, mode="r")
+    import mmap  # only when weights are loaded
+
+    with open(data, "rb") as handle:  # plain read-only views of one mapping (np.memmap's own views cost ms)
+        flat = np.frombuffer(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.float32)
     weights, offset = {}, 0
     for name, shape in shapes.items():
         size = int(np.prod(shape))
@@ -239,7 +242,7 @@ class Encoder:
         folder = folder or model_dir()
         try:
             weights = prepared_weights(folder)
-            tokenizer = WordPiece(folder / "vocab.txt")
+            tokenizer = WordPiece(folder / "vocab.txt", cache=cache_stem(folder).with_suffix(".vocab"))
             cache = VectorCache(cache_stem(folder).with_suffix(".vectors.sqlite3"))
         except EmbeddingsUnavailable:
             raise

@@ -6,12 +6,15 @@ install (``scripts/setup``); where it is missing these tests are deselected.
 from __future__ import annotations
 
 import json
+import marshal
+import mmap
 import sys
 from pathlib import Path
 
 import pytest
 
 from pao_embeddings import model as embeddings
+from pao_embeddings.wordpiece import WordPiece
 
 pytestmark = pytest.mark.embeddings
 
@@ -69,14 +72,32 @@ def test_prepared_weights_are_written_once_and_mapped_after(tmp_path, monkeypatc
     monkeypatch.setenv("PAO_EMBEDDINGS_CACHE", str(tmp_path / "cache"))
     first = embeddings.Encoder.load()
     files = sorted(p.name for p in (tmp_path / "cache").iterdir())
-    assert [name.rsplit(".", 1)[1] for name in files] == ["f32", "json"]
+    assert [name.rsplit(".", 1)[1] for name in files] == ["f32", "json", "vocab"]
     stamps = [p.stat().st_mtime_ns for p in sorted((tmp_path / "cache").iterdir())]
     second = embeddings.Encoder.load()
     assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "cache").iterdir())] == stamps
-    assert isinstance(second.weights["embeddings.word_embeddings.weight"].base, np.memmap)
+    base = second.weights["embeddings.word_embeddings.weight"]
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    assert isinstance(base, mmap.mmap)  # views of the mapped file, not a copy
+    assert second.tokenizer.vocab == first.tokenizer.vocab == WordPiece(embeddings.model_dir() / "vocab.txt").vocab
     text = "the ferry card reader loses the tag"
     assert np.abs(second.encode_one(text) - encoder.encode_one(text)).max() < 1e-6
     assert np.abs(first.encode_one(text) - encoder.encode_one(text)).max() < 1e-6
+
+
+def test_a_vocabulary_cache_that_does_not_match_is_written_again(tmp_path):
+    vocab_file = embeddings.model_dir() / "vocab.txt"
+    cache = tmp_path / "vocab"
+    cache.write_bytes(marshal.dumps(([1, 2, marshal.version], {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2})))
+    parsed = WordPiece(vocab_file).vocab
+
+    assert WordPiece(vocab_file, cache=cache).vocab == parsed
+    assert WordPiece(vocab_file, cache=cache).vocab == parsed  # now read from the rewritten cache
+    assert marshal.loads(cache.read_bytes())[1] == parsed
+    cache.write_bytes(b"not marshal data")
+    assert WordPiece(vocab_file, cache=cache).vocab == parsed
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"
 
 
 def test_a_half_prepared_cache_is_prepared_again(tmp_path, monkeypatch, encoder):

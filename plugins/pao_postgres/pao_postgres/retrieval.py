@@ -153,16 +153,19 @@ def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, dead
     if not (lexical or semantic) or (sqlite and not options.sqlite_file(home).exists()):
         return []
     with _reading(options, home, deadline) as rows:
+        meta: dict[str, str] = {}
+        if semantic:
+            # not needed until this runs: start-up stays light
+            from pao_postgres.vectors import nearest, vector_meta, with_vector_hits
+
+            meta = vector_meta(rows, options, topic.text, sqlite=sqlite)
         kept: list[Any] = []
         if lexical:
             kept = _lexical(options, rows, topic, limit * 4, method, sqlite)
         found_by_both: set[int] = set()
-        if semantic:
-            # not needed until this runs: start-up stays light
-            from pao_postgres.vectors import nearest, with_vector_hits
-
+        if meta:
             key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
-            near = nearest(key, rows, options, topic.text, method, deadline, sqlite=sqlite)
+            near = nearest(key, rows, options, topic.text, method, deadline, sqlite=sqlite, meta=meta)
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k, sqlite=sqlite) if near else kept
         if method.entity_siblings != "none" and kept:

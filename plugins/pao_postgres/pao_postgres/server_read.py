@@ -163,7 +163,8 @@ class _Reader:
     def _cursor(self, sql: str, params: Mapping[str, Any]) -> Any:
         from psycopg.rows import namedtuple_row  # loads psycopg on use: start-up stays light
 
-        cursor = self.connection.cursor(row_factory=namedtuple_row)
+        # binary results: vectors (bytea) arrive as they are stored, not as hex text to decode
+        cursor = self.connection.cursor(row_factory=namedtuple_row, binary=True)
         cursor.execute(_pyformat(sql), params)
         return cursor
 

@@ -6,14 +6,18 @@ are embedded (all-MiniLM-L6-v2, ``pao_embeddings``) and stored as float32 blobs 
 ``<observations>_vectors`` beside the observations; vectors of observations that are
 gone are dropped. A search reads the vectors once per process into one matrix
 (reloaded when the table's generation changes), compares the topic with every row and
-keeps those above :data:`VECTOR_FLOOR`. Nothing here imports SQLAlchemy or numpy at
-import time: the embedded store's search path runs on the standard library's sqlite3.
+keeps those above the method's floor; a store of :data:`pao_postgres.cells.CELLS_FROM`
+vectors or more is searched by cells instead (:mod:`pao_postgres.cells`). Nothing here
+imports SQLAlchemy or numpy at import time: the search path of the embedded store runs
+on the standard library's sqlite3, a server's on psycopg.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -21,6 +25,7 @@ import attrs
 
 from pao_embeddings import model, similar
 from pao_embeddings.similar import fuse_by_rank, retrieval_mode
+from pao_postgres import cells
 from pao_postgres.ranked import quote
 
 if TYPE_CHECKING:
@@ -74,6 +79,8 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
     names = _names(store)
     with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
         _create_table(connection, store, names)
+        meta = dict(connection.exec_driver_sql(f"SELECT key, value FROM {names['meta']}").fetchall())
+        centroids = cells.stored_centroids(connection, names, meta)
         stored = dict(connection.exec_driver_sql(f"SELECT observation_id, digest FROM {names['vectors']}").fetchall())
         current = connection.exec_driver_sql(
             f"SELECT o.{names['o_id']}, e.{names['e_name']}, o.{names['o_content']} FROM {names['obs']} o "
@@ -93,18 +100,27 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
             with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
                 _upsert(connection, names, [(oid, digest(entity, content), vector.tobytes())
                                             for (oid, entity, content), vector in zip(chunk, matrix)])
+                if centroids is not None:
+                    cells.append(connection, names, centroids, [oid for oid, _, _ in chunk], matrix, store.is_sqlite)
             if progress:
                 progress(min(start + EMBED_CHUNK, len(wanted)), len(wanted))
-    if wanted or gone:
-        import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
-
-        with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
-            count = connection.exec_driver_sql(f"SELECT count(*) FROM {names['vectors']}").scalar()
-            for key, value in (("generation", str(time.time_ns())), ("count", str(count))):
-                connection.execute(sa.text(f"DELETE FROM {names['meta']} WHERE key = :key"), {"key": key})
-                connection.execute(sa.text(f"INSERT INTO {names['meta']} (key, value) VALUES (:key, :value)"),
-                                   {"key": key, "value": value})
+    with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+        count = connection.exec_driver_sql(f"SELECT count(*) FROM {names['vectors']}").scalar() or 0
+        changes = {"generation": str(time.time_ns()), "count": str(count)} if wanted or gone else {}
+        trained = cells.retrain(connection, names, count, store.is_sqlite) if cells.due(meta, count) else None
+        dropped = ["cells", "cells_trained"] if trained == {} else []  # back under cells.CELLS_FROM
+        _set_meta(connection, names, changes | (trained or {}), dropped)
     return RefreshReport(len(wanted), len(gone), round(time.monotonic() - started, 3), "semantic + lexical")
+
+
+def _set_meta(connection: sa.Connection, names: dict[str, str], changes: dict[str, str], dropped: Sequence[str]) -> None:
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
+
+    for key in [*changes, *dropped]:
+        connection.execute(sa.text(f"DELETE FROM {names['meta']} WHERE key = :key"), {"key": key})
+    for key, value in changes.items():
+        connection.execute(sa.text(f"INSERT INTO {names['meta']} (key, value) VALUES (:key, :value)"),
+                           {"key": key, "value": value})
 
 
 def _names(store: LongtermStore) -> dict[str, str]:
@@ -119,6 +135,7 @@ def names_for(options: LongtermOptions, *, sqlite: bool) -> dict[str, str]:
         "obs": prefix + quote(o.table), "ent": prefix + quote(e.table), "rel": prefix + quote(r.table),
         "vectors": prefix + quote(vector_table(options)),
         "meta": prefix + quote(vector_table(options) + "_meta"), "meta_plain": vector_table(options) + "_meta",
+        "cells": prefix + quote(vector_table(options) + "_cells"),
         "o_id": quote(o.id), "o_entity": quote(o.entity_id), "o_content": quote(o.content),
         "e_id": quote(e.id), "e_name": quote(e.name),
     }
@@ -131,6 +148,7 @@ def _create_table(connection: sa.Connection, store: LongtermStore, names: dict[s
         f"vector {blob} NOT NULL)"
     )
     connection.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {names['meta']} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    cells.create(connection, names, store.is_sqlite)
 
 
 def _upsert(connection: sa.Connection, names: dict[str, str], rows: Sequence[tuple[int, str, bytes]]) -> None:
@@ -146,8 +164,9 @@ def _upsert(connection: sa.Connection, names: dict[str, str], rows: Sequence[tup
 
 
 SCAN_LIMIT = 200_000
-"""Most vectors a process reads into its matrix (300 MB); a larger store searches lexically
-(`pao doctor` says so): brute force over more would cost more than a spawn may wait."""
+"""Most vectors a process reads into its matrix (300 MB) when the store has no cells (written
+before :mod:`pao_postgres.cells`); a larger one searches lexically until its next write
+trains them (`pao doctor` says so)."""
 
 
 def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
@@ -159,18 +178,40 @@ def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
     return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
 
 
+def vector_meta(rows: Rows, options: LongtermOptions, topic: str, *, sqlite: bool) -> dict[str, str]:
+    """The store's vector generation and count (empty: no semantic search here). When the store
+    has vectors, the topic's vector starts being made at once on a worker thread, so the model
+    loads while the lexical search waits for its server; :func:`nearest` then finds it made."""
+    if not options.semantic or not topic.strip() or not model.available():
+        return {}
+    meta = _meta(rows, names_for(options, sqlite=sqlite), sqlite)
+    if int(meta.get("count", 0)) > 0:
+        threading.Thread(target=_embed_early, args=(topic,), name="pao-embed-topic-early", daemon=True).start()
+    return meta
+
+
+def _embed_early(topic: str) -> None:
+    with contextlib.suppress(Exception):  # nearest() meets any failure again and handles it
+        model.encode_topic(topic)
+
+
 def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
-            sqlite: bool = True) -> list[tuple[int, float]]:
+            sqlite: bool = True, meta: dict[str, str] | None = None) -> list[tuple[int, float]]:
     """``(observation id, cosine)`` of the observations nearest ``topic`` above the method's floors, best first.
 
-    Empty when semantic search is off or not installed, the store has no vectors (or
-    more than :data:`SCAN_LIMIT`), or the vectors' search is not done
+    Empty when semantic search is off or not installed, the store has no vectors (or,
+    without cells, more than :data:`SCAN_LIMIT`), or the vectors' search is not done
     :data:`TOPIC_RESERVE` seconds before ``deadline`` (:func:`pao_embeddings.similar.nearest`).
     """
     if not options.semantic or not topic.strip() or not model.available():
         return []
     names = names_for(options, sqlite=sqlite)
-    meta = _meta(rows, names, sqlite)
+    meta = _meta(rows, names, sqlite) if meta is None else meta
+    if "cells" in meta:
+        try:
+            return cells.nearest_in_cells(key, rows, names, meta["cells"], topic, method, deadline - TOPIC_RESERVE)
+        except model.EmbeddingsUnavailable:
+            return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)
     if "generation" not in meta or not 0 < int(meta.get("count", 0)) <= SCAN_LIMIT:
         return []
     try:
@@ -253,7 +294,7 @@ def _related(options: LongtermOptions, rows: Rows, names: Sequence[str], sqlite:
 
 def retrieval_status(store: LongtermStore, observations: int, deadline: float) -> str:
     """Which retrieval runs on this store and why (``pao memory stats``, ``pao doctor``)."""
-    vectors = 0
+    vectors, meta = 0, {}
     if store.exists():
         import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
@@ -264,8 +305,13 @@ def retrieval_status(store: LongtermStore, observations: int, deadline: float) -
             def run(sql: str, params: dict[str, Any]) -> list[Any]:
                 return list(connection.execute(sa.text(sql), params))
 
-            vectors = int(_meta(run, names, store.is_sqlite).get("count", 0))
-    if vectors > SCAN_LIMIT:
-        return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares"
-    return retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
+            meta = _meta(run, names, store.is_sqlite)
+            vectors = int(meta.get("count", 0))
+    if vectors > SCAN_LIMIT and "cells" not in meta:
+        return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares without cells " \
+               "(run 'pao memory import' again)"
+    mode = retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
                           refresh="run 'pao memory import' again")
+    if "cells" in meta and mode.startswith("semantic"):
+        mode += f"; {cells.cell_count(int(meta['cells_trained'])):,} cells, {cells.PROBES} read per search"
+    return mode

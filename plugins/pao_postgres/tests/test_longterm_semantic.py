@@ -129,3 +129,54 @@ def test_a_model_too_slow_for_the_deadline_costs_the_vectors_not_the_lexical_hit
     assert time.monotonic() - started < 1.0
     assert found and found[0].id == CRASH_RELEASE
     release.set()
+
+
+def test_a_large_store_is_searched_by_cells_with_the_exact_answers_when_every_cell_is_read(
+        longterm: Longterm, monkeypatch) -> None:
+    """Cells from CELLS_FROM vectors on (lowered here to this 188-observation corpus): every vector
+    in one cell, a later one added to its cell when written; reading every cell gives the exact
+    search's answers, and a store back under the threshold is searched exactly again."""
+    import numpy as np
+    import sqlalchemy as sa
+
+    from pao_core.config import load_config
+    from pao_postgres import cells
+    from pao_postgres.commands import open_store
+    from pao_postgres.vectors import names_for, refresh_vectors
+
+    topics = [PARAPHRASE, "show the next boats on the display in my car", "tram timetable widget", *UNRELATED]
+    longterm.pao("memory", "import", str(MEMORY))
+    exact = {topic: ids(longterm, topic) for topic in topics}
+    monkeypatch.setattr(cells, "CELLS_FROM", 50)
+    store = open_store(load_config())
+    refresh_vectors(store)
+    assert longterm.pao_json("memory", "stats")["retrieval"] == (
+        f"semantic + lexical (all-MiniLM-L6-v2); 14 cells, {cells.PROBES} read per search")
+    assert CRASH_RELEASE in ids(longterm, PARAPHRASE)  # 8 of 14 cells read
+    monkeypatch.setattr(cells, "PROBES", 14)
+    assert {topic: ids(longterm, topic) for topic in topics} == exact
+    longterm.pao("memory", "add", "ferrypass", "Widget for the home screen shows the next ferry.")
+    names = names_for(store.options, sqlite=store.is_sqlite)
+    with store.engine().begin() as connection:
+        vectors = sorted(connection.execute(sa.text(f"SELECT observation_id FROM {names['vectors']}")).scalars())
+        packed = [np.frombuffer(row[0], dtype=np.int64) for row in connection.execute(sa.text(f"SELECT ids FROM {names['cells']}"))]
+    assert len(vectors) == 189 and sorted(np.concatenate(packed).tolist()) == vectors
+    monkeypatch.setattr(cells, "CELLS_FROM", 20_000)
+    refresh_vectors(store)
+    assert longterm.pao_json("memory", "stats")["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
+    assert {topic: ids(longterm, topic) for topic in topics[:3]} == {t: ids(longterm, t) for t in topics[:3]}
+
+
+def test_cells_group_what_is_alike() -> None:
+    import numpy as np
+
+    from pao_postgres import cells
+
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((4, 384)).astype(np.float32)
+    labels = rng.integers(0, 4, 400)
+    points = centres[labels] + 0.3 * rng.standard_normal((400, 384)).astype(np.float32)
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    found = cells.assign(points, cells.train(points, 4))
+    # the same partition as the true groups, whatever the cells' numbering
+    assert len({(int(a), int(b)) for a, b in zip(labels, found)}) == 4
