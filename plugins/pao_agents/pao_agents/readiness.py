@@ -1,10 +1,11 @@
 """Reading an agent's screen: combined detector verdicts, readiness polling, screen waits.
 
-Polls back off while the screen stands still: the next poll comes after a twentieth of
-the time the screen has been unchanged, at least ``FIRST_POLL`` and at most
-``MAX_POLL``. A screen that just changed is read again within tens of milliseconds
-(start-up is drawing; the ready prompt is near), a screen frozen for twenty seconds
-once a second.
+The first tenth of a second of a wait is polled every ``FAST_POLL`` (an agent that is
+about to draw its prompt, a paste about to land, is seen at once). Then polls back off
+while the screen stands still: the next poll comes after a twentieth of the time the
+screen has been unchanged, at least ``FIRST_POLL`` and at most ``MAX_POLL``. A screen
+that just changed is read again within tens of milliseconds (start-up is drawing; the
+ready prompt is near), a screen frozen for twenty seconds once a second.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 FIRST_POLL = 0.02
 MAX_POLL = 1.0
+FAST_POLL = 0.005
+FAST_FOR = 0.1
 
 # Combination order: any blocked wins, then dead (a detector that sees the process gone), busy, waiting, ready.
 _PRECEDENCE = ("blocked", "dead", "busy", "waiting", "ready")
@@ -114,7 +117,8 @@ def wait_for(
             previous, changed_at = screen, now
         if now >= deadline:
             return None
-        time.sleep(min(next_delay(now - changed_at), max(0.0, deadline - now)))
+        delay = FAST_POLL if now - started < FAST_FOR else next_delay(now - changed_at)
+        time.sleep(min(delay, max(0.0, deadline - now)))
 
 
 def wait_ready(
@@ -133,12 +137,17 @@ def wait_ready(
     started = clock()
     seen: list[ScreenVerdict] = []
 
+    previous: list[str] = []
+
     def accept(screen: str) -> bool:
         verdict = reader.classify(screen)
         seen.append(verdict)
         if verdict.state == "blocked":
             raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen, notices)}")
-        if verdict.state not in accepted and not driver.is_alive(target):
+        # a process still drawing is alive: whether it exited is asked only of a screen that stands still
+        still = verdict.state == "dead" or previous == [screen]
+        previous[:] = [screen]
+        if verdict.state not in accepted and still and not driver.is_alive(target):
             raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target), notices)}")
         return verdict.state in accepted
 

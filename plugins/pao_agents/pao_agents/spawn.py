@@ -81,13 +81,12 @@ def spawn(
     known, while the host and terminal are checked, the name reserved and the window
     opened (:mod:`pao_agents.forked`).
     """
-    env = dict(os.environ if environ is None else environ)
-    agents = AgentContext(config, plugins, open_registry(config, plugins))
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
-
     early = _gather_early(topic, folder, config, plugins) if parallel and briefing is None and not worktree else None
+    env = dict(os.environ if environ is None else environ)
     try:
+        agents = AgentContext(config, plugins, open_registry(config, plugins))
         plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
         record = _reserve(agents.registry, plan, config.machine_name())
     except BaseException:
