@@ -1,8 +1,8 @@
 """``pao list`` before any plugin loads: no agent in ``agents.json``, said with the standard library.
 
-``pao list`` is the command users run most, and its commonest answer needs none of the
-plugin host, the configuration's records or the agent records (together about 100 ms of
-imports). :func:`light_list` gives that answer only when the full command is certain to
+``pao list`` runs many times a day, and its commonest answer needs none of the
+plugin host, the configuration's records or the agent records (together most of the full
+command's time). :func:`light_list` gives that answer only when the full command is certain to
 give the same one, else returns ``None`` and the full command runs:
 
 - the arguments are ``list`` or ``list --json``;
@@ -11,7 +11,7 @@ give the same one, else returns ``None`` and the full command runs:
   ``postgresql://`` URLs only), and pao-agents' ``agents.json`` store is installed;
 - a full ``pao list`` found this very configuration valid, with the registry in
   ``agents.json``: same file content, same environment, same installed plugins (the
-  check's digest, :func:`config_digest`, in pao's cache folder);
+  check's digest, :func:`_digest`, in pao's cache folder);
 - ``agents.json`` is missing or lists no agent.
 """
 
@@ -50,7 +50,8 @@ def light_list(argv: Sequence[str], index: Mapping[str, Any]) -> int | None:
     if not isinstance(document, dict) or document.get("agents", {}) != {}:
         return None
     try:
-        if _checked() != _digest(index, os.environ):
+        digest = _digest(index, os.environ)
+        if digest is None or _checked() != digest:
             return None
     except (OSError, ValueError):
         return None

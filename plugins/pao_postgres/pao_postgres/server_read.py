@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import re
 import threading
 import urllib.parse
@@ -72,6 +73,20 @@ def store_key(options: LongtermOptions) -> str:
 
 _idle: dict[str, list[psycopg.Connection]] = {}
 _idle_lock = threading.Lock()
+_inherited: list[psycopg.Connection] = []
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (``pao spawn`` gathers in one) never uses its parent's connections: one
+    socket read by two processes mixes their answers. They are held, not closed: closing
+    would end the parent's session on the server."""
+    global _idle_lock
+    _idle_lock = threading.Lock()
+    _inherited.extend(c for kept in _idle.values() for c in kept)
+    _idle.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _connect(url: str, deadline: float) -> psycopg.Connection:

@@ -207,3 +207,37 @@ def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: st
     finally:
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_a_forked_child_opens_its_own_connection(postgres_server_url: str, tmp_path: Path) -> None:
+    """``pao spawn`` gathers in a forked child: it must not read from its parent's kept socket."""
+    import os
+
+    import psycopg
+
+    from pao_postgres import server_read
+
+    schema = "forked_" + str(free_port())
+    store = backend(postgres_server_url, tmp_path, schema=schema)
+    store.store.add("Gus", "notarization fails on the release build")
+    try:
+        assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
+        parent = [c.info.backend_pid for c in server_read._idle[server_read.libpq_url(postgres_server_url)]]
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: search, report the server process it used, leave without cleanup
+            try:
+                found = [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)]
+                used = [c.info.backend_pid for c in server_read._idle[server_read.libpq_url(postgres_server_url)]]
+                os.write(write, json.dumps({"found": found, "used": used}).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            child = json.loads(pipe.read())
+        os.waitpid(pid, 0)
+        assert child["found"] == ["obs:Gus#0"] and not set(child["used"]) & set(parent)
+        assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
