@@ -9,8 +9,11 @@ Real tmux, the fake agent, a memory backend of the test's own.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -129,3 +132,53 @@ def test_a_spawn_refused_after_the_child_started_leaves_no_process(pao: Pao, whe
     assert code != 0 and "no-such-host" in err
     assert children() <= before
     assert not list(folder.iterdir()), "a refused spawn wrote into the folder"
+
+
+MODULES_PROBE = """
+import json, os, sys
+sys.path.insert(0, os.environ["PROBE_TESTS"])
+from lifecycle_support.fake_host import FakeHostPlugin
+from pao_core.cli import main
+from pao_core.hookspecs import hookimpl
+from pao_core.plugins import get_plugins
+
+class Modules:
+    @hookimpl
+    def pao_agent_spawned(self, record):
+        with open(os.environ["PROBE_OUT"], "w") as out:
+            json.dump(sorted(name for name in sys.modules if name.split(".")[0] == "numpy"), out)
+
+get_plugins().manager.register(FakeHostPlugin(), name="fake-host")
+get_plugins().manager.register(Modules(), name="modules")
+code = main(sys.argv[1:])
+if sys.argv[1] == "brief":  # the same search in one process: numpy is loaded for the vectors
+    json.dump(sorted(name for name in sys.modules if name.split(".")[0] == "numpy"), open(os.environ["PROBE_OUT"], "w"))
+sys.exit(code)
+"""
+
+
+def test_semantic_search_runs_outside_the_spawning_process(tmp_path: Path) -> None:
+    """Design guard: numpy and the model load in the gathering child, never in the process that opens the window."""
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text(json.dumps({"type": "entity", "name": "TestFlight", "entityType": "Service", "observations": [
+        "TestFlight builds expire after 90 days, so Sam uploads a fresh beta every two months."]}) + "\n")
+    (tmp_path / "config.toml").write_text('[spawn]\nhost = "fake"\n')
+    socket = f"pao-test-{os.getpid()}-modules"
+    env = {**os.environ, "PAO_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PAO_TMUX_SOCKET": socket,
+           "PAO_CONFIG": str(tmp_path / "config.toml"), "PROBE_TESTS": str(Path(__file__).parent),
+           "PROBE_OUT": str(tmp_path / "modules.json")}
+    folder = tmp_path / "app"
+    folder.mkdir()
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, timeout=120)
+    try:
+        assert run([sys.executable, "-m", "pao_core", "memory", "import", str(memory)]).returncode == 0
+        topic = "when do the TestFlight beta builds expire"
+        briefed = run([sys.executable, "-c", MODULES_PROBE, "brief", topic])
+        assert briefed.returncode == 0 and "90 days" in briefed.stdout, briefed.stderr
+        assert json.loads((tmp_path / "modules.json").read_text()), "the store's vectors were not searched"
+        spawned = run([sys.executable, "-c", MODULES_PROBE, "spawn", topic, "--folder", str(folder), "--no-nudge"])
+        assert spawned.returncode == 0, spawned.stderr
+        assert "90 days" in (folder / "CONTEXT_BRIEFING.md").read_text()
+        assert json.loads((tmp_path / "modules.json").read_text()) == []
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
