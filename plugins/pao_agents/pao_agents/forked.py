@@ -76,7 +76,10 @@ def start(work: Callable[[], T]) -> Forked[T]:
     if sys.platform != "linux":
         return Forked(work)
     for stream in (sys.stdout, sys.stderr):  # the child must not write out the parent's buffered text again
-        stream.flush()
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # none, closed or broken: nothing buffered to repeat
+            pass
     read_fd, write_fd = os.pipe()
     try:
         pid = os.fork()
