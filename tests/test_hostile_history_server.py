@@ -70,7 +70,7 @@ def test_a_token_is_required_by_default_and_kept_private(server: tuple[str, int,
     assert _post(port, SEARCH, {**json_type, "Authorization": "Bearer wrong"})[0] == 401
     status, answer = _post(port, SEARCH, {**json_type, "Authorization": f"Bearer {token}"})
     assert status == 200 and answer["result"]["items"]
-    done = subprocess.run([PAO, "history", "serve", "--token", token], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([PAO, "history", "serve", f"--token={token}"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "--token" in done.stderr  # a token on argv would show in `ps`
 
 
