@@ -35,7 +35,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors become a PaoError (one line, exit 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("pao").strip()  # the one place errors are printed says "pao: " already
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 class UsageError(PaoError):
