@@ -43,16 +43,19 @@ DEFAULT_CORPORA = ("tests/data/eval:dev", "tests/data/eval2:all")
 @contextlib.contextmanager
 def knobs(longterm_vector_floor: float, history_vector_floor: float) -> Iterator[None]:
     """Set the floors for the briefs made inside (module globals, restored after)."""
+    from pao_historyworker import backend as history_backend
     from pao_historyworker import search as history_search
     from pao_postgres import retrieval
 
+    # The history backend binds Tuning when it is imported: patch the name it calls, or the
+    # floor of the first setting would stay for the whole grid.
     ranked, tuning = retrieval.METHODS["ranked"], history_search.Tuning
     retrieval.METHODS["ranked"] = attrs.evolve(ranked, vector_floor=longterm_vector_floor)
-    history_search.Tuning = functools.partial(tuning, vector_floor=history_vector_floor)
+    history_backend.Tuning = functools.partial(tuning, vector_floor=history_vector_floor)
     try:
         yield
     finally:
-        retrieval.METHODS["ranked"], history_search.Tuning = ranked, tuning
+        retrieval.METHODS["ranked"], history_backend.Tuning = ranked, tuning
 
 
 def shipped() -> dict[str, float]:
