@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -22,6 +24,21 @@ from pao_testing.postgres import PASSWORD, free_port
 
 def backend(url: str, home: Path, **options: object) -> LongtermBackend:
     return LongtermBackend("longterm", LongtermOptions(url=url, **options), home)
+
+
+@contextlib.contextmanager
+def seeded_store(url: str, home: Path, prefix: str) -> Iterator[tuple[LongtermBackend, str]]:
+    """A server store in a schema of its own holding one observation; the schema is dropped after."""
+    import psycopg
+
+    schema = prefix + str(free_port())
+    store = backend(url, home, schema=schema)
+    store.store.add("Gus", "notarization fails on the release build")
+    try:
+        yield store, schema
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def gathered(store: LongtermBackend, timeout: float = 2.0):
@@ -142,10 +159,7 @@ def test_blocked_search_stops_at_its_deadline_and_the_pool_recovers(postgres_ser
 
     from pao_postgres.engine import LongtermError
 
-    schema = "blocked_" + str(free_port())
-    store = backend(postgres_server_url, tmp_path, schema=schema)
-    store.store.add("Gus", "notarization fails on the release build")
-    try:
+    with seeded_store(postgres_server_url, tmp_path, "blocked_") as (store, schema):
         with psycopg.connect(postgres_server_url) as locker:
             locker.execute(f"LOCK TABLE {schema}.observations IN ACCESS EXCLUSIVE MODE")
             release = threading.Timer(5.0, locker.close)  # an unbounded search fails, not hangs
@@ -159,33 +173,22 @@ def test_blocked_search_stops_at_its_deadline_and_the_pool_recovers(postgres_ser
             assert time.monotonic() - started < 0.5 + 0.5
         found = store.search("notarization release build", 5, time.monotonic() + 5)
         assert [item.id for item in found] == ["obs:Gus#0"]
-    finally:
-        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def test_server_search_of_a_new_process_imports_no_sqlalchemy(postgres_server_url: str, tmp_path: Path) -> None:
     """A spawn's first search on a server store: psycopg alone, one connection, items with provenance."""
-    import psycopg
-
-    schema = "fresh_" + str(free_port())
-    store = backend(postgres_server_url, tmp_path, schema=schema)
-    store.store.add("Gus", "notarization fails on the release build")
-    code = (
-        "import json, sys, time\n"
-        "from pathlib import Path\n"
-        "from pao_postgres.backend import LongtermBackend\n"
-        "from pao_postgres.options import LongtermOptions\n"
-        f"backend = LongtermBackend('longterm', LongtermOptions(url={postgres_server_url!r}, schema={schema!r}), Path({str(tmp_path)!r}))\n"
-        "found = backend.search('notarization release build', 5, time.monotonic() + 30)\n"
-        "print(json.dumps({'ids': [item.id for item in found], 'sqlalchemy': 'sqlalchemy' in sys.modules}))\n"
-    )
-    try:
+    with seeded_store(postgres_server_url, tmp_path, "fresh_") as (_store, schema):
+        code = (
+            "import json, sys, time\n"
+            "from pathlib import Path\n"
+            "from pao_postgres.backend import LongtermBackend\n"
+            "from pao_postgres.options import LongtermOptions\n"
+            f"backend = LongtermBackend('longterm', LongtermOptions(url={postgres_server_url!r}, schema={schema!r}), Path({str(tmp_path)!r}))\n"
+            "found = backend.search('notarization release build', 5, time.monotonic() + 30)\n"
+            "print(json.dumps({'ids': [item.id for item in found], 'sqlalchemy': 'sqlalchemy' in sys.modules}))\n"
+        )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
         assert json.loads(done.stdout) == {"ids": ["obs:Gus#0"], "sqlalchemy": False}
-    finally:
-        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: str, tmp_path: Path) -> None:
@@ -193,10 +196,7 @@ def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: st
 
     from pao_postgres import server_read
 
-    schema = "kept_" + str(free_port())
-    store = backend(postgres_server_url, tmp_path, schema=schema)
-    store.store.add("Gus", "notarization fails on the release build")
-    try:
+    with seeded_store(postgres_server_url, tmp_path, "kept_") as (store, _schema):
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             kept = [c.info.backend_pid for c in server_read._idle[server_read.libpq_url(postgres_server_url)]]
@@ -204,23 +204,15 @@ def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: st
             for pid in kept:
                 assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
-    finally:
-        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def test_a_forked_child_opens_its_own_connection(postgres_server_url: str, tmp_path: Path) -> None:
     """``pao spawn`` gathers in a forked child: it must not read from its parent's kept socket."""
     import os
 
-    import psycopg
-
     from pao_postgres import server_read
 
-    schema = "forked_" + str(free_port())
-    store = backend(postgres_server_url, tmp_path, schema=schema)
-    store.store.add("Gus", "notarization fails on the release build")
-    try:
+    with seeded_store(postgres_server_url, tmp_path, "forked_") as (store, _schema):
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
         parent = [c.info.backend_pid for c in server_read._idle[server_read.libpq_url(postgres_server_url)]]
         read, write = os.pipe()
@@ -238,6 +230,3 @@ def test_a_forked_child_opens_its_own_connection(postgres_server_url: str, tmp_p
         os.waitpid(pid, 0)
         assert child["found"] == ["obs:Gus#0"] and not set(child["used"]) & set(parent)
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
-    finally:
-        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
