@@ -11,3 +11,7 @@ from pathlib import Path
 # and every pao they start (each gets a HOME of its own, which would prepare them again):
 # importing the eval corpus embeds its 912 observations once per machine, not once per test.
 os.environ.setdefault("PAO_EMBEDDINGS_CACHE", str(Path(__file__).resolve().parent / ".cache" / "embeddings"))
+
+# No test leaves a warm longterm searcher behind (each would live 15 minutes): the searcher's own
+# tests (plugins/pao_postgres/tests/test_longterm_searcher.py) turn it on for their processes.
+os.environ["PAO_WARM_SEARCHER"] = "0"

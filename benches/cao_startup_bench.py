@@ -4,10 +4,11 @@ cao 2.5.4 (PyPI `cli-agent-orchestrator`) is installed into a scratch virtual en
 of its own (`.cache/bench/cao-2.5.4`, made on first use), never into pao's. Each round
 runs the three commands once, in a rotating order, so that the machine's load falls on
 all of them alike; the figures are medians over the rounds. `pao list` runs against an
-empty registry in a throwaway PAO_HOME (the everyday answer, given before any plugin
-loads), and `pao list, 3 agents` against a second one holding three live agents in tmux
-(panes running `sleep` on a private tmux server; without tmux that row is left out):
-the full command, observing each agent through its terminal. Run from the repository root:
+empty registry in a throwaway PAO_HOME, and `pao list, 3 agents` against a second one
+holding three live agents in tmux (panes running `sleep` on a private tmux server; without
+tmux that row is left out), the case users live in. Both are the everyday answer, given
+before any plugin loads (``pao_agents.light``: one `tmux list-panes` for the three). The
+target: each `pao` row no slower than `cao --help`. Run from the repository root:
 
     .venv/bin/python benches/cao_startup_bench.py [ROUNDS]
 """
@@ -98,7 +99,7 @@ def main(rounds: int = 21) -> dict[str, object]:
         "ratio_to_cao": {label: round(ms / cao, 2) for label, ms in medians.items() if label != "cao --help"},
         "cpu_ratio_to_cao": {label: round(ms / cpu["cao --help"], 2) for label, ms in cpu.items()
                              if label != "cao --help"},
-        "met": all(medians[label] <= cao for label in ("pao --help", "pao list")),
+        "met": all(medians[label] <= cao for label in medians),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 

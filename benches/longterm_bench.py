@@ -9,8 +9,12 @@ observation, 20 observations per entity), loads it (PostgreSQL: COPY, indexes bu
 after the load; SQLite: one transaction through the FTS triggers), then measures
 ``LongtermBackend.search`` as ``pao brief`` calls it:
 
-- cold: the first search of a fresh process, connection (and pool) included;
-- warm: later searches in one process, pool reused.
+- cold: the first search of a fresh process, connection (and pool) included, with no
+  warm searcher (``warm_searcher = false``: the search runs in the new process);
+- cold_searcher: the same with the store's warm searcher running (started by an
+  unmeasured first search, as a user's first ``pao`` process starts it): the new process
+  asks it over its socket, and its connection and model are already warm;
+- warm: later searches in one process, pool reused (in-process, no searcher).
 
 PostgreSQL: ``--url`` or ``PAO_TEST_POSTGRES_URL``, else a throwaway cluster; with
 ``--reuse``, a server whose bench schema already holds ``--rows`` observations of an
@@ -35,6 +39,9 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+import attrs
+
+from pao_postgres import warm
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.engine import LongtermError
 from pao_postgres.options import LongtermOptions
@@ -201,8 +208,6 @@ def load_sqlite(home: Path, rows: int) -> None:
 
 def variant(options: LongtermOptions, mode: str) -> LongtermOptions:
     """``ranked``, ``original``, or ``ranked-lexical`` (ranked with ``semantic = false``)."""
-    import attrs
-
     name, _, lexical = mode.partition("-")
     return attrs.evolve(options, mode=name, semantic=options.semantic and lexical != "lexical")
 
@@ -210,7 +215,7 @@ def variant(options: LongtermOptions, mode: str) -> LongtermOptions:
 def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str, rounds: int = 1) -> dict:
     """Warm latencies in this process (after one warm-up search): ``rounds`` passes over
     the topics, summarised together and per pass (the machine's load moves between them)."""
-    backend = LongtermBackend("longterm", variant(options, mode), home)
+    backend = LongtermBackend("longterm", attrs.evolve(variant(options, mode), warm_searcher=False), home)
     backend.search(queries[0], 10, time.monotonic() + 30)
     timings, sizes, errors, passes = [], [], 0, []
     for _ in range(rounds):
@@ -227,11 +232,13 @@ def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str,
     return report | ({"passes": passes} if rounds > 1 else {})
 
 
-def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int) -> dict:
-    """First search of a fresh process, each in its own interpreter: wall and CPU time, and
-    the heavy libraries it imported (SQLAlchemy, psycopg, numpy)."""
-    timings, cpu, imports = [], [], set()
-    for index in range(-1, runs):  # -1: unmeasured, prepares the model's weights file once per machine
+def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int, searcher: bool = False) -> dict:
+    """First search of a fresh process, each in its own interpreter: wall and CPU time, the
+    heavy libraries it imported (SQLAlchemy, psycopg, numpy), and how many searches ran
+    in-process. ``searcher``: with the warm searcher on (started by the unmeasured first
+    run and waited for), else off: today's in-process path."""
+    timings, cpu, imports, in_process = [], [], set(), 0
+    for index in range(-1, runs):  # -1: unmeasured, prepares the model's weights file (and the searcher)
         code = (
             "import json, sys, time\n"
             "from pathlib import Path\n"
@@ -239,26 +246,42 @@ def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, ru
             "from pao_postgres.options import LongtermOptions\n"
             "spec = json.loads(sys.argv[1])\n"
             "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
-            "mode=spec['mode'], semantic=spec['semantic']), Path(spec['home']))\n"
+            "mode=spec['mode'], semantic=spec['semantic'], warm_searcher=spec['searcher']), Path(spec['home']))\n"
             "started, cpu = time.perf_counter(), time.process_time()\n"
             "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
             "print(json.dumps([(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, "
-            "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules]]))\n"
+            "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules], "
+            "backend._searched_here]))\n"
         )
         spec = {"url": options.url, "schema": options.schema, "mode": variant(options, mode).mode, "home": str(home),
-                "semantic": variant(options, mode).semantic,
+                "semantic": variant(options, mode).semantic, "searcher": searcher,
                 "query": queries[index % len(queries)]}
         # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would add compiling from source
-        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", warm.ENV)}
         out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True,
                              env=env)
-        wall, used, loaded = json.loads(out.stdout)
+        wall, used, loaded, here = json.loads(out.stdout)
         if index < 0:
+            if searcher:
+                wait_for_searcher(attrs.evolve(variant(options, mode), warm_searcher=True), home)
             continue
         timings.append(wall)
         cpu.append(used)
         imports.update(loaded)
-    return summary(timings) | {"cpu_p50_ms": round(statistics.median(cpu), 2), "imported": sorted(imports)}
+        in_process += bool(here)
+    return summary(timings) | {"cpu_p50_ms": round(statistics.median(cpu), 2), "imported": sorted(imports),
+                               "in_process": in_process}
+
+
+def wait_for_searcher(options: LongtermOptions, home: Path, timeout: float = 120.0) -> None:
+    """Until the warm searcher of ``options`` answers (it warms up before it binds its socket)."""
+    limit = time.monotonic() + timeout
+    while time.monotonic() < limit:
+        found = warm.status(options, home, "longterm", time.monotonic() + 2)
+        if found and "pid" in found:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the warm searcher did not start in {timeout:.0f} s: {warm.describe(options, home, 'longterm', time.monotonic() + 2)}")
 
 
 def retrieval(options: LongtermOptions, home: Path) -> str:
@@ -298,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"backend": args.backend, "rows": args.rows, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     with contextlib.ExitStack() as stack:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pao-bench-")))
+        (home / "run").mkdir(mode=0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(home / "run")  # this run's warm searchers, stopped at its end
+        stack.callback(warm.stop_all, time.monotonic() + 5)
         started = time.perf_counter()
         if args.backend == "postgres":
             url = args.url or stack.enter_context(postgres_url())
@@ -313,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                 "cold": cold(options, home, queries, mode, args.cold_runs),
                 "warm": measure(options, home, queries, mode, args.rounds),
             }
+            if args.backend == "postgres":  # the warm searcher serves server stores only
+                report[mode]["cold_searcher"] = cold(options, home, queries, mode, args.cold_runs, searcher=True)
             print(json.dumps({mode: report[mode]}), file=sys.stderr, flush=True)
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))

@@ -24,7 +24,7 @@ import cattrs
 
 from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
-from pao_core.paths import config_path, home_path
+from pao_core.paths import config_path, home_path, host_name
 
 T = TypeVar("T")
 
@@ -173,13 +173,6 @@ class PaoConfig:
     def masked(self) -> dict[str, Any]:
         """The configuration as plain data with passwords and tokens masked."""
         return _mask(_converter.unstructure(self))
-
-
-def host_name() -> str:
-    """The short host name (``build`` for ``build.example.com``): a machine's name by default."""
-    import socket  # only the registry needs it: start-up stays light
-
-    return socket.gethostname().split(".")[0] or "localhost"
 
 
 def _describe(exc: Exception, source: Path | None, prefix: str) -> str:

@@ -1,5 +1,5 @@
-"""Where pao's files are: the configuration file, the state folder and the cache, found with the
-standard library and platformdirs alone (commands read them before any plugin or record loads)."""
+"""Where pao's files are (the configuration file, the state folder, the cache) and this machine's name, found
+with the standard library and platformdirs alone (commands read them before any plugin or record loads)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,10 @@ def home_path(environ: Mapping[str, str] | None = None) -> Path:
 def cache_path(name: str) -> str:
     """A file in pao's cache folder (what can be rebuilt: the plugin index)."""
     return os.path.join(platformdirs.user_cache_dir("pao"), name)
+
+
+def host_name() -> str:
+    """The short host name (``build`` for ``build.example.com``): a machine's name by default."""
+    import socket  # only the registry needs it: start-up stays light
+
+    return socket.gethostname().split(".")[0] or "localhost"

@@ -22,14 +22,11 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-import attrs
-
 from pao_core.files import atomic_write, private_dir
-from pao_core.contracts import McpWiring
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent
+    from pao_core.contracts import HostAgent, McpWiring
     from pao_core.models import SpawnRequest
     from pao_core.plugins import Plugins
 
@@ -89,6 +86,10 @@ def session_mcp(
 ) -> McpWiring:
     """The session's MCP servers (``pao_session_mcp_servers``) in the host's terms, their files written into
     the agent's folder; the same at spawn and at resume. An empty wiring: none, or a host without MCP."""
+    import attrs  # records: spawn and resume only (``pao list`` reads the event log below before any loads)
+
+    from pao_core.contracts import McpWiring  # records: spawn and resume only, like attrs
+
     servers = plugins.session_mcp_servers(config, request)
     wiring = host_agent.mcp_wiring(servers, Path(config.home) / "agents" / request.name, environ) if servers else None
     if not wiring or not (wiring.args or wiring.files or wiring.env):

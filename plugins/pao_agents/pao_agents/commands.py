@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import shlex
 import sys
 import time
@@ -13,7 +12,8 @@ from pao_core.config import PaoConfig
 from pao_core.contracts import PERMISSION_MODES, permission_summary
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
-from pao_core.output import print_json, print_table
+from pao_agents.light import observed_json, print_listing, remember_checked
+from pao_core.output import print_json
 
 if TYPE_CHECKING:
     from pao_agents.lifecycle import Agents, Observation
@@ -210,15 +210,9 @@ def record_json(record: Any, observation: Observation | None = None) -> dict[str
     from pao_core.models import converter  # records: only this path needs them (pao_core loads them lazily)
 
     data = converter.unstructure(record)
-    if observation is not None:
-        data["observed"] = {"state": observation.state, "reason": observation.reason}
-        data["state_source"] = observation.source
-        receipt = observation.receipt
-        data["delivery"] = {
-            "channel": record.extra.get("delivery", "file"),
-            "receipt": None if receipt is None else dt.datetime.fromtimestamp(receipt, dt.timezone.utc).isoformat(),
-        }
-    return data
+    if observation is None:
+        return data
+    return observed_json(data, observation.state, observation.reason, observation.source, observation.receipt)
 
 
 def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
@@ -228,18 +222,9 @@ def run_list(args: argparse.Namespace, config: PaoConfig) -> int:
 
 def show_list(args: argparse.Namespace, config: PaoConfig, agents: Agents, records: list[Any]) -> int:
     """``pao list`` of ``records`` (this machine's, or a shared registry's), each observed here."""
-    from pao_agents.light import LIST_FIELDS, list_header, remember_checked  # the light list's own
-
-    if not records:  # the next list may answer before any plugin loads
-        remember_checked(config, agents.plugins.catalog)
+    remember_checked(config, agents.plugins.catalog)  # the next list may answer before any plugin loads
     seen = [agents.observe(record, with_screen=False) for record in records]
-    if args.json:
-        print_json({"agents": [record_json(o.record, o) for o in seen]})
-        return 0
-    fields = list(LIST_FIELDS)
-    if any(o.record.machine != config.machine_name() for o in seen):  # a shared registry: say where each one runs
-        fields.insert(0, "machine")
-    print_table(list_header(fields), [_row(o, *fields) for o in seen])
+    print_listing([record_json(o.record, o) for o in seen], config.machine_name(), args.json)
     return 0
 
 
@@ -339,17 +324,3 @@ def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
     record, driver = _agents(config).live(args.name)
     driver.attach(record.target)
     return 0
-
-
-def _row(observation: Observation, *fields: str) -> list[str]:
-    record = observation.record
-    state = observation.state + (f" ({observation.reason})" if observation.reason and observation.state == "blocked" else "")
-    return [record.name, state, *(str(getattr(record, f)) for f in fields), age_text(record.created_at), record.folder]
-
-
-def age_text(created: dt.datetime) -> str:
-    seconds = max(0, int((dt.datetime.now(dt.timezone.utc) - created).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"

@@ -21,6 +21,7 @@ import attrs
 
 from pao_agents import agentdir
 from pao_agents.conversation import SendFailed, send_text
+from pao_agents.light import observed_state
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.contracts import McpWiring
@@ -65,23 +66,19 @@ class Agents(AgentContext):
         """The agent's state now: paused, dead, else its CLI's newest event, else the screen's verdict.
 
         An agent whose CLI reports events (``record.extra["events"]``) is never judged by
-        its screen; ``show_screen`` still captures it for display.
+        its screen; ``show_screen`` still captures it for display. Without the screen this is
+        what ``pao list`` shows (:func:`pao_agents.light.observed_state`, shared with its light path).
         """
-        source = "hooks" if record.extra.get("events") else "screen"
         if not self.runs_here(record):
             return Observation(record, "unknown", f"runs on machine {record.machine}", source="machine")
-        if record.state == "paused":
-            return Observation(record, "paused", source=source)
-        driver = self.driver(record.terminal)
-        if not record.target or not driver.is_alive(record.target):
-            return Observation(record, "dead", "its process or terminal is gone", source=source)
-        screen = driver.read(record.target) if show_screen or (with_screen and source == "screen") else ""
+        driver = None if record.state == "paused" else self.driver(record.terminal)
+        alive = driver is not None and bool(record.target) and driver.is_alive(record.target)
+        state, reason, source, receipt = observed_state(record.state, record.extra, record.session_id, alive)
+        if not alive or not (show_screen and source == "hooks" or with_screen and source == "screen"):
+            return Observation(record, state, reason, source=source, receipt=receipt)
+        screen = driver.read(record.target)
         if source == "hooks":
-            events = agentdir.read_events(Path(record.extra["agent_dir"], agentdir.EVENTS))
-            state = agentdir.newest_state(events) or record.state
-            return Observation(record, state, None, screen, source, agentdir.session_receipt(events, record.session_id))
-        if not with_screen:
-            return Observation(record, record.state)
+            return Observation(record, state, reason, screen, source, receipt)
         verdict = self.reader(record.host).classify(screen)
         return Observation(record, verdict.state, verdict.reason, screen)
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_agents.commands import age_text, record_json
+from pao_agents.commands import record_json
 from pao_agents.lifecycle import Observation
+from pao_agents.light import age_text
 from pao_core.errors import PaoError
 from pao_core.output import print_json, print_table
 from pao_machines.remote import call, machine_of, runs_here

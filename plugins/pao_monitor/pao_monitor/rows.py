@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_agents.commands import age_text
+from pao_agents.light import age_text
 from pao_core.output import print_table
 from pao_core.sanitize import strip_controls
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
@@ -32,6 +32,7 @@ class LongtermBackend(WritableMemory):
     options: LongtermOptions
     home: Path
     _store: LongtermStore | None = attrs.field(default=None, init=False, repr=False)
+    _searched_here: bool = attrs.field(default=False, init=False, repr=False)
 
     @property
     def store(self) -> LongtermStore:
@@ -42,7 +43,21 @@ class LongtermBackend(WritableMemory):
         return self._store
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
-        note = self.follow_file(deadline)
+        file = memory_file(self.options)
+        warm = self.options.url.strip() and not self._searched_here and _warm().enabled(self.options)
+        if warm:  # a new process: the warm searcher answers when one runs (pao_postgres.warm)
+            found = _warm().search(self.options, self.home, self.name, query, limit, deadline, file)
+            if found is not None:
+                return found
+        results = self.search_here(query, limit, deadline, file)
+        if warm:
+            _warm().start(self.options, self.home, self.name)  # for the next process; this one is warm now
+        self._searched_here = True
+        return results
+
+    def search_here(self, query: str, limit: int, deadline: float, file: Path | None) -> Sequence[MemoryItem]:
+        """The search in this process: ``file`` (the MCP memory file, if any) synced first."""
+        note = self._follow(file, deadline)
         if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
             items = search_embedded(self.options, self.home, query, limit, deadline)
         else:
@@ -54,7 +69,9 @@ class LongtermBackend(WritableMemory):
     def follow_file(self, deadline: float) -> str | None:
         """Sync the MCP memory file into the store when it changed (``pao_postgres.filesync``);
         a note when it could not be, and the search goes on with the store as it is."""
-        path = memory_file(self.options)
+        return self._follow(memory_file(self.options), deadline)
+
+    def _follow(self, path: Path | None, deadline: float) -> str | None:
         if path is None:
             return None
         try:
@@ -75,10 +92,17 @@ class LongtermBackend(WritableMemory):
         from pao_postgres.vectors import retrieval_status  # not needed until this runs: start-up stays light
 
         stats = self.store.stats(deadline)
+        searcher = f"; {_warm().describe(self.options, self.home, self.name, deadline)}" if self.options.url.strip() else ""
         if not stats["exists"]:
-            return f"{stats['store']}: empty (no store yet; `pao memory import FILE` creates it)"
+            return f"{stats['store']}: empty (no store yet; `pao memory import FILE` creates it){searcher}"
         return (
             f"{stats['store']}: {stats['observations']} observations of {stats['entities']} entities, "
             f"{stats['relations']} relations (mode {stats['mode']}); "
-            f"retrieval: {retrieval_status(self.store, stats['observations'], deadline)}"
+            f"retrieval: {retrieval_status(self.store, stats['observations'], deadline)}{searcher}"
         )
+
+
+def _warm() -> Any:
+    from pao_postgres import warm  # sockets and digests: only for a server store
+
+    return warm

@@ -68,6 +68,11 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     follow.add_argument("--json", action="store_true", help="print JSON")
     follow.set_defaults(func=run_sync)
 
+    searcher = actions.add_parser("searcher", help="the warm searcher of a server store: whether it runs, or stop it")
+    searcher.add_argument("action", choices=("status", "stop"), help="status: this store's; stop: every one of yours")
+    searcher.add_argument("--json", action="store_true", help="print JSON")
+    searcher.set_defaults(func=run_searcher)
+
     search = actions.add_parser("search", help="search the store as `pao brief` does")
     search.add_argument("topic", metavar="TOPIC")
     search.add_argument("--mode", choices=MODES, help="override the configured mode")
@@ -172,6 +177,30 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
         return 0
     for key, value in stats.items():
         print(f"{key}: {value}")
+    return 0
+
+
+def run_searcher(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_postgres import warm  # sockets: only for this command
+
+    options = config.options("backends", BACKEND_NAME, LongtermOptions)
+    if args.action == "stop":
+        stopped = warm.stop_all(time.monotonic() + READ_DEADLINE)
+        if args.json:
+            print_json({"stopped": stopped})
+        else:
+            print(f"stopped {len(stopped)} warm searcher{'s' if len(stopped) != 1 else ''}"
+                  + (f" (pid {', '.join(map(str, stopped))})" if stopped else ""))
+        return 0
+    line = (warm.describe(options, config.home, BACKEND_NAME, time.monotonic() + READ_DEADLINE) if options.url.strip()
+            else "warm searcher: not used (the store is the embedded SQLite file)")
+    if args.json:
+        found = warm.status(options, config.home, BACKEND_NAME, time.monotonic() + READ_DEADLINE) \
+            if warm.enabled(options) else None
+        print_json({"enabled": warm.enabled(options), "running": bool(found and "pid" in found),
+                    "pid": (found or {}).get("pid"), "searches": (found or {}).get("searches"), "status": line})
+    else:
+        print(line)
     return 0
 
 

@@ -82,7 +82,10 @@ class LongtermOptions:
     JSONL file to follow before every search (``$PAO_MEMORY_FILE`` overrides it; when
     neither is set, the server's own absolute ``$MEMORY_FILE_PATH``). ``semantic``: embed
     observations when they are written and fuse vector search with the lexical one (needs
-    the model wheel); false keeps both lexical only.
+    the model wheel); false keeps both lexical only. ``warm_searcher``: a server store's
+    searches go through a per-user background process that keeps the connection and the
+    model warm, started on demand and gone after ``warm_searcher_idle_s`` without a search
+    (:mod:`pao_postgres.warm`; ``$PAO_WARM_SEARCHER=0`` turns it off too).
     """
 
     enabled: bool = True
@@ -94,6 +97,8 @@ class LongtermOptions:
     language: str = attrs.field(default="english", validator=_identifier)
     pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))
     semantic: bool = True
+    warm_searcher: bool = True
+    warm_searcher_idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(10))
     entities: EntityColumns = EntityColumns()
     observations: ObservationColumns = ObservationColumns()
     relations: RelationColumns = RelationColumns()

@@ -25,21 +25,16 @@ import attrs
 from pao_agents.launch import discard_spec, launcher_argv, write_spec
 from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
+from pao_tmux.panes import NO_SERVER, SOCKET_NAME, USER_DEFAULT_SERVER, split_target
 from pao_tmux.screens import DEAD_NOTICE
 
 if TYPE_CHECKING:
     import libtmux
 
 DEFAULT_SOCKET = "pao"
-USER_DEFAULT_SERVER = "default"
-"""The socket name that means the user's own default tmux server (opt-in only)."""
-
 MIN_VERSION = (3, 0)
 SPAWN_RETRY_SECONDS = 3.0
-_SOCKET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_PANE_ID = re.compile(r"^%[0-9]+$")
 _KEY_NAME = re.compile(r"^(?:[CMS]-)*[A-Za-z][A-Za-z0-9]{0,15}$")
-_NO_SERVER = ("no server running", "error connecting", "No such file or directory", "server exited")
 
 
 class TmuxError(PaoError):
@@ -69,8 +64,8 @@ class TmuxDriver(TerminalDriver):
 
     def availability(self) -> str | None:
         for label, value in (("socket", self.options.socket), ("session", self.options.session)):
-            if not _SOCKET_NAME.match(value):
-                return f"[terminals.tmux] {label} {value!r} must match {_SOCKET_NAME.pattern}"
+            if not SOCKET_NAME.match(value):
+                return f"[terminals.tmux] {label} {value!r} must match {SOCKET_NAME.pattern}"
         binary = shutil.which("tmux")
         if binary is None:
             return "tmux is not installed (apt-get install tmux, or brew install tmux)"
@@ -225,17 +220,17 @@ class TmuxDriver(TerminalDriver):
         return libtmux.Server() if socket == USER_DEFAULT_SERVER else libtmux.Server(socket_name=socket)
 
     def _address(self, target: str) -> tuple[libtmux.Server, str]:
-        socket, _, pane = target.rpartition(":")
-        if not _SOCKET_NAME.match(socket) or not _PANE_ID.match(pane):
+        parts = split_target(target)
+        if parts is None:
             raise ValidationError(f"{target!r} is not a tmux target (SOCKET:%PANE)")
-        return self._server(socket), pane
+        return self._server(parts[0]), parts[1]
 
     @staticmethod
     def _check(result: Any, doing: str, server: libtmux.Server) -> list[str]:
         if result.returncode == 0:
             return list(result.stdout)
         message = " ".join(result.stderr) or f"exit status {result.returncode}"
-        if any(marker in message for marker in _NO_SERVER):
+        if any(marker in message for marker in NO_SERVER):
             socket = server.socket_name or USER_DEFAULT_SERVER
             raise TmuxError(f"cannot {doing}: the tmux server {socket!r} is not running")
         if _gone(result.stderr):
@@ -254,12 +249,12 @@ def _same_server(tmux_variable: str, socket_path: str) -> bool:
 
 def _missing_session(stderr: Sequence[str]) -> bool:
     text = " ".join(stderr)
-    return "can't find session" in text or "no current target" in text or any(m in text for m in _NO_SERVER)
+    return "can't find session" in text or "no current target" in text or any(m in text for m in NO_SERVER)
 
 
 def _gone(stderr: Sequence[str]) -> bool:
     text = " ".join(stderr)
-    return "can't find" in text or "no current target" in text or any(marker in text for marker in _NO_SERVER)
+    return "can't find" in text or "no current target" in text or any(marker in text for marker in NO_SERVER)
 
 
 @functools.cache  # availability is asked more than once a spawn (default terminal, then the chosen one)
