@@ -183,6 +183,30 @@ def test_a_searcher_killed_mid_request_costs_the_search_nothing(store: Store) ->
     assert done["items"] == expected
 
 
+def test_a_slow_searcher_is_not_waited_for_past_its_share_then_skipped(store: Store) -> None:
+    import psycopg
+
+    expected = store.search("gus acetone", warm_searcher=False)
+    store.search("gus acetone")
+    before = store.wait_running()["searches"]
+    done: dict = {}
+    with psycopg.connect(store.url, connect_timeout=10) as blocker:
+        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
+        backend = store.backend()
+        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
+                                                                                        time.monotonic() + 8))))
+        worker.start()
+        limit = time.monotonic() + 20
+        while time.monotonic() < limit and not store.files()["slow"].exists():  # half of 8 s: given up on it
+            time.sleep(0.05)
+        assert store.files()["slow"].exists()
+        blocker.rollback()  # the in-process search it fell back to goes on
+    worker.join(20)
+    assert done["items"] == expected and backend._searched_here
+    assert store.search("gus acetone") == expected  # skipped for a while: in-process, not asked
+    assert store.status()["searches"] == before + 1  # only the slow one, finished late
+
+
 def _waiting_on_lock(url: str) -> bool:
     import psycopg
 
