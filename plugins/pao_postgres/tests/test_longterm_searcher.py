@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
 import pytest
@@ -140,6 +140,10 @@ def test_a_searcher_started_for_other_settings_never_answers(store: Store) -> No
                                         "limit": 10, "budget": 5, "memory_file": None}, time.monotonic() + 5)
     connection.close()
     assert answer == {"refused": "other settings"}
+    own_key = warm.store_key(store.options, store.home, NAME)
+    bad = warm.request(own_key, {"op": "search", "query": "gus", "limit": "ten", "budget": 5, "memory_file": None},
+                       time.monotonic() + 5)
+    assert bad == {"failed": "ValueError"}  # a request it cannot serve: answered so, and it serves on
     found = store.search("gus acetone", mode="original")
     assert [item.id for item in found][:1] == ["obs:Gus#0"]
     assert store.status()["searches"] == lexical["searches"]  # not asked
@@ -158,52 +162,50 @@ def test_stale_socket_and_killed_searcher_fall_back_then_a_new_one_starts(store:
     assert store.search("gus acetone") == expected
 
 
-def test_a_searcher_killed_mid_request_costs_the_search_nothing(store: Store) -> None:
+def _search_while_locked(store: Store, deadline_s: float, until: Callable[[], bool],
+                         then: Callable[[], None] = lambda: None) -> tuple[LongtermBackend, list]:
+    """A search (a new backend) while another transaction holds the observations table, which
+    the searcher's query waits for: once ``until()`` holds, ``then()``, and the lock goes."""
     import psycopg
 
+    done: dict = {}
+    backend = store.backend()
+    with psycopg.connect(store.url, connect_timeout=10) as blocker:
+        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
+        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
+                                                                                        time.monotonic() + deadline_s))))
+        worker.start()
+        limit = time.monotonic() + 20
+        while time.monotonic() < limit and not until():
+            time.sleep(0.05)
+        assert until()
+        then()
+        blocker.rollback()  # the in-process search it fell back to goes on
+    worker.join(20)
+    assert not worker.is_alive()
+    return backend, done["items"]
+
+
+def test_a_searcher_killed_mid_request_costs_the_search_nothing(store: Store) -> None:
     expected = store.search("gus acetone", warm_searcher=False)
     store.search("gus acetone")
     pid = store.wait_running()["pid"]
-    done: dict = {}
-    with psycopg.connect(store.url, connect_timeout=10) as blocker:
-        # the searcher's query waits for this lock; the searcher is killed while it waits
-        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
-        backend = store.backend()
-        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
-                                                                                        time.monotonic() + 30))))
-        worker.start()
-        limit = time.monotonic() + 20
-        while time.monotonic() < limit and not _waiting_on_lock(store.url):
-            time.sleep(0.05)
-        assert _waiting_on_lock(store.url)
-        os.kill(pid, signal.SIGKILL)
-        blocker.rollback()
-    worker.join(20)
-    assert not worker.is_alive()
-    assert done["items"] == expected
+    backend, found = _search_while_locked(store, 30, lambda: _waiting_on_lock(store.url),
+                                          lambda: os.kill(pid, signal.SIGKILL))
+    assert found == expected and backend._searched_here
 
 
 def test_a_slow_searcher_is_not_waited_for_past_its_share_then_skipped(store: Store) -> None:
-    import psycopg
-
     expected = store.search("gus acetone", warm_searcher=False)
     store.search("gus acetone")
     before = store.wait_running()["searches"]
-    done: dict = {}
-    with psycopg.connect(store.url, connect_timeout=10) as blocker:
-        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
-        backend = store.backend()
-        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
-                                                                                        time.monotonic() + 8))))
-        worker.start()
-        limit = time.monotonic() + 20
-        while time.monotonic() < limit and not store.files()["slow"].exists():  # half of 8 s: given up on it
-            time.sleep(0.05)
-        assert store.files()["slow"].exists()
-        blocker.rollback()  # the in-process search it fell back to goes on
-    worker.join(20)
-    assert done["items"] == expected and backend._searched_here
+    # given up on at half of the 8 s
+    backend, found = _search_while_locked(store, 8, lambda: store.files()["slow"].exists())
+    assert found == expected and backend._searched_here
     assert store.search("gus acetone") == expected  # skipped for a while: in-process, not asked
+    limit = time.monotonic() + 10
+    while time.monotonic() < limit and store.status()["searches"] == before:
+        time.sleep(0.05)
     assert store.status()["searches"] == before + 1  # only the slow one, finished late
 
 
