@@ -14,6 +14,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -331,3 +332,31 @@ def test_results_through_the_searcher_equal_in_process_on_the_eval_corpus(store:
         answered += bool(here)
     assert answered >= len(queries) // 2
     assert store.status()["searches"] == before + len(queries)
+
+
+def test_pao_brief_processes_through_the_searcher_stay_redacted(store: Store, pao_env: Path) -> None:
+    """Real ``pao brief`` processes: the first starts the searcher, the next are answered by it;
+    a secret in memory is redacted on that path as on the in-process one."""
+    from pao_postgres.store import LongtermStore
+
+    secret = "ghp_R4nd0mF4k3T0k3nV4lu3xY9qW2eZ8tK1mB7c"
+    LongtermStore(store.options, store.home).add("Deploy bot", f"pushes releases with the token {secret}")
+    (pao_env / "config.toml").write_text(f'[backends.longterm]\nurl = "{store.url}"\nschema = "{store.options.schema}"\n'
+                                         "semantic = false\n")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PAO_POSTGRES_URL", warm.ENV)}
+
+    def brief() -> dict:
+        done = subprocess.run([sys.executable, "-m", "pao_core", "brief", "deploy bot releases token", "--json"],
+                              env=environment, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = brief()
+    before = store.wait_running()["searches"]
+    second = brief()
+    assert store.status()["searches"] == before + 1  # answered by the searcher
+    for briefing in (first, second):
+        texts = [item["text"] for item in briefing["items"] if item["backend"] == "longterm"]
+        assert texts and all(secret not in text for text in texts) and any("[redacted]" in text for text in texts)
+        assert secret not in json.dumps(briefing)
+    assert [i["id"] for i in first["items"]] == [i["id"] for i in second["items"]]
