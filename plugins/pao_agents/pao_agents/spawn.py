@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import time
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
-from pao_agents import agentdir, forked, launch, names
+from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
 from pao_agents.readiness import wait_ready
 from pao_agents.registry import open_registry
@@ -27,6 +28,7 @@ from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
+    from pao_agents.readiness import Ready
     from pao_core.config import PaoConfig
     from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
@@ -36,6 +38,10 @@ EARLY_GATHER_GRACE = 5.0
 """Seconds past the gathering deadline after which a child's briefing is given up (it is composed here instead)."""
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
+WINDOW_WAIT = 30.0
+"""Seconds the ``terminal`` helper may take to open the window (it may still be warming up) before it is done here."""
+READY_GRACE = 5.0
+"""Seconds past the readiness deadline after which the ``terminal`` helper's wait is given up (and waited here)."""
 
 Reporter = Callable[[str, float, str], None]
 """Called as each spawn step ends: (step label, elapsed seconds, detail)."""
@@ -103,7 +109,7 @@ def spawn(
             clock.done("1 worktree", request.folder)
         # the window opens now and waits: its agent starts only once everything it reads at start-up is written
         gate = launch.open_gate()
-        target = driver.spawn(request.name, request.folder, launch.gate_argv(gate), {})
+        target = _open_window(driver, request, gate)
         clock.done("1 window", f"{target}, waiting for its agent")
         if early is not None:  # the same topic and folder unless a worktree moved it (then gathered here)
             if (early.topic, early.folder) == (request.topic, request.folder):
@@ -123,12 +129,12 @@ def spawn(
         env = agent_environment(env, {**host_agent.environment(request), **wiring.env})
         launch.release_gate(gate, command, env)
         clock.done("6 spawn", target)
-        reader = agents.reader(request.host)
-        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name, busy=bool(request.prompt))
+        ready, pid = _await_ready(agents, driver, target, request)
         clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
         state = "busy" if request.prompt else "ready"
         if request.nudge and not request.prompt:
             text = host_agent.nudge(request, str(delivered["briefing_file"]))
+            reader = agents.reader(request.host)
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
             clock.done("7 nudge", "submitted")
@@ -139,7 +145,7 @@ def spawn(
             source="spawn",
             folder=request.folder,
             target=target,
-            pid=driver.pid(target),
+            pid=driver.pid(target) if pid is None else pid,
             session_id=session,
             briefing_hash=briefing.content_hash,
             extra=extra,
@@ -300,7 +306,28 @@ def _gather_early(topic: str, folder: str | None, config: PaoConfig, plugins: Pl
     """Steps 2-3 started in a child process as soon as the topic and folder are valid (the rest of step 1 checks
     the host, the terminal and the registry, which the briefing does not depend on)."""
     topic, real_folder = topic_and_folder(topic, folder)
-    return _Early(topic, real_folder, forked.start(lambda: brief(topic, folders=[real_folder], config=config, plugins=plugins)))
+    helper = ahead.helper("briefing")
+    sent = helper.run(functools.partial(ahead.gather, topic, real_folder, config)) if helper else None
+    return _Early(topic, real_folder, sent or forked.start(lambda: brief(topic, folders=[real_folder], config=config, plugins=plugins)))
+
+
+def _open_window(driver: TerminalDriver, request: SpawnRequest, gate: str) -> str:
+    """The agent's window, waiting at ``gate``: opened by the ``terminal`` helper when there is one, else here."""
+    argv = launch.gate_argv(gate)
+    helper = ahead.helper("terminal")
+    sent = helper.run(functools.partial(ahead.open_window, driver, request.name, request.folder, argv)) if helper else None
+    return sent.result(WINDOW_WAIT) if sent else driver.spawn(request.name, request.folder, argv, {})
+
+
+def _await_ready(agents: AgentContext, driver: TerminalDriver, target: str, request: SpawnRequest) -> tuple[Ready, int | None]:
+    """Step 7: the agent ready, and its pid when the ``terminal`` helper that waited for it knows it."""
+    timeout, busy, reader = agents.config.spawn.ready_timeout, bool(request.prompt), agents.reader(request.host)
+    helper = ahead.helper("terminal")
+    sendable = attrs.evolve(reader, plugins=None)  # its detectors; their failures are not recorded there
+    sent = helper.run(functools.partial(ahead.await_ready, driver, target, sendable, timeout, request.name, busy)) if helper else None
+    if sent:
+        return sent.result(timeout + READY_GRACE)
+    return wait_ready(driver, target, reader, timeout, name=request.name, busy=busy), None
 
 
 def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
