@@ -232,45 +232,57 @@ def measure(options: LongtermOptions, home: Path, queries: list[str], mode: str,
     return report | ({"passes": passes} if rounds > 1 else {})
 
 
-def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int, searcher: bool = False) -> dict:
+COLD_CODE = (
+    "import json, sys, time\n"
+    "from pathlib import Path\n"
+    "from pao_postgres.backend import LongtermBackend\n"
+    "from pao_postgres.options import LongtermOptions\n"
+    "spec = json.loads(sys.argv[1])\n"
+    "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
+    "mode=spec['mode'], semantic=spec['semantic'], warm_searcher=spec['searcher']), Path(spec['home']))\n"
+    "started, cpu = time.perf_counter(), time.process_time()\n"
+    "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
+    "print(json.dumps([(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, "
+    "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules], "
+    "backend._searched_here]))\n"
+)
+"""A new process's first search: ``LongtermBackend.search`` timed from after the backend is made."""
+
+
+def cold(options: LongtermOptions, home: Path, queries: list[str], mode: str, runs: int,
+         searcher_too: bool = False) -> dict:
     """First search of a fresh process, each in its own interpreter: wall and CPU time, the
     heavy libraries it imported (SQLAlchemy, psycopg, numpy), and how many searches ran
-    in-process. ``searcher``: with the warm searcher on (started by the unmeasured first
-    run and waited for), else off: today's in-process path."""
-    timings, cpu, imports, in_process = [], [], set(), 0
-    for index in range(-1, runs):  # -1: unmeasured, prepares the model's weights file (and the searcher)
-        code = (
-            "import json, sys, time\n"
-            "from pathlib import Path\n"
-            "from pao_postgres.backend import LongtermBackend\n"
-            "from pao_postgres.options import LongtermOptions\n"
-            "spec = json.loads(sys.argv[1])\n"
-            "backend = LongtermBackend('longterm', LongtermOptions(url=spec['url'], schema=spec['schema'], "
-            "mode=spec['mode'], semantic=spec['semantic'], warm_searcher=spec['searcher']), Path(spec['home']))\n"
-            "started, cpu = time.perf_counter(), time.process_time()\n"
-            "backend.search(spec['query'], 10, time.monotonic() + 30)\n"
-            "print(json.dumps([(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, "
-            "[name for name in ('sqlalchemy', 'psycopg', 'numpy') if name in sys.modules], "
-            "backend._searched_here]))\n"
-        )
-        spec = {"url": options.url, "schema": options.schema, "mode": variant(options, mode).mode, "home": str(home),
-                "semantic": variant(options, mode).semantic, "searcher": searcher,
-                "query": queries[index % len(queries)]}
-        # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would add compiling from source
-        env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", warm.ENV)}
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True,
-                             env=env)
-        wall, used, loaded, here = json.loads(out.stdout)
-        if index < 0:
-            if searcher:
-                wait_for_searcher(attrs.evolve(variant(options, mode), warm_searcher=True), home)
-            continue
-        timings.append(wall)
-        cpu.append(used)
-        imports.update(loaded)
-        in_process += bool(here)
-    return summary(timings) | {"cpu_p50_ms": round(statistics.median(cpu), 2), "imported": sorted(imports),
-                               "in_process": in_process}
+    in-process. ``cold``: the warm searcher off (today's in-process path); with
+    ``searcher_too`` also ``cold_searcher``: the warm searcher on (started by an unmeasured
+    first search and waited for), each run on the same topic right after the other's
+    (interleaved: the machine's load moves between runs)."""
+    kinds = [False, True] if searcher_too else [False]
+    timings: dict[bool, list[float]] = {kind: [] for kind in kinds}
+    cpu: dict[bool, list[float]] = {kind: [] for kind in kinds}
+    imports: dict[bool, set[str]] = {kind: set() for kind in kinds}
+    in_process = dict.fromkeys(kinds, 0)
+    # users' Pythons cache bytecode: a sandbox's PYTHONDONTWRITEBYTECODE would add compiling from source
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", warm.ENV)}
+    for index in range(-1, runs):  # -1: unmeasured, prepares the model's weights file (and starts the searcher)
+        for searcher in kinds:
+            spec = {"url": options.url, "schema": options.schema, "mode": variant(options, mode).mode,
+                    "home": str(home), "semantic": variant(options, mode).semantic, "searcher": searcher,
+                    "query": queries[index % len(queries)]}
+            out = subprocess.run([sys.executable, "-c", COLD_CODE, json.dumps(spec)], capture_output=True, text=True,
+                                 check=True, env=env)
+            wall, used, loaded, here = json.loads(out.stdout)
+            if index < 0:
+                if searcher:
+                    wait_for_searcher(attrs.evolve(variant(options, mode), warm_searcher=True), home)
+                continue
+            timings[searcher].append(wall)
+            cpu[searcher].append(used)
+            imports[searcher].update(loaded)
+            in_process[searcher] += bool(here)
+    return {("cold_searcher" if kind else "cold"): summary(timings[kind]) | {
+        "cpu_p50_ms": round(statistics.median(cpu[kind]), 2), "imported": sorted(imports[kind]),
+        "in_process": in_process[kind]} for kind in kinds}
 
 
 def wait_for_searcher(options: LongtermOptions, home: Path, timeout: float = 120.0) -> None:
@@ -308,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--url")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--cold-runs", type=int, default=10)
+    parser.add_argument("--cold-runs", type=int, default=20)
     parser.add_argument("--modes", default="ranked,original", help="comma list of ranked, original, ranked-lexical")
     parser.add_argument("--rounds", type=int, default=1, help="warm passes over the topics")
     parser.add_argument("--reuse", action="store_true", help="PostgreSQL: keep a bench schema of --rows observations")
@@ -335,12 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         report["load_s"] = round(time.perf_counter() - started, 1)
         report["retrieval"] = retrieval(options, home)
         for mode in args.modes.split(","):
-            report[mode] = {
-                "cold": cold(options, home, queries, mode, args.cold_runs),
-                "warm": measure(options, home, queries, mode, args.rounds),
-            }
-            if args.backend == "postgres":  # the warm searcher serves server stores only
-                report[mode]["cold_searcher"] = cold(options, home, queries, mode, args.cold_runs, searcher=True)
+            # the warm searcher serves server stores only
+            report[mode] = cold(options, home, queries, mode, args.cold_runs, searcher_too=args.backend == "postgres")
+            report[mode]["warm"] = measure(options, home, queries, mode, args.rounds)
             print(json.dumps({mode: report[mode]}), file=sys.stderr, flush=True)
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))

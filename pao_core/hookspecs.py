@@ -59,6 +59,11 @@ def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
     """Run a command somewhere else than here."""
 
 
+@hookspec
+def pao_warm_up(purpose: str) -> None:
+    """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
+
+
 # -- Gathering: where memory comes from -------------------------------------------
 
 

@@ -55,7 +55,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--on", metavar="TARGET", help="start it on another machine: [user@]host, ssh://user@host:port "
                        "or a [machines.NAME] (docs/machines.md)")
     spawn.add_argument("--briefing-stdin", action="store_true", help=argparse.SUPPRESS)  # spawn --on's remote half
-    spawn.set_defaults(func=run_spawn)
+    spawn.set_defaults(func=run_spawn, light="pao_agents.ahead:before_spawn")  # it starts the spawn's helpers
 
     listing = subparsers.add_parser("list", help="list the agents pao started")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -134,6 +134,7 @@ def _say(message: str) -> None:
 def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     import attrs  # only this path needs it: start-up stays light
 
+    from pao_agents.ahead import end_helpers  # loaded on use, not at start-up
     from pao_agents.spawn import spawn  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
     from pao_core.progress import Progress  # loaded on use, not at start-up
@@ -154,21 +155,24 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             progress.say(f"pao: {step:<20} {seconds * 1000:8.1f} ms  {detail}")
             progress.update(NEXT_WAIT.get(step, f"{step} done"))
 
-        result = spawn(
-            args.topic,
-            folder=args.folder,
-            name=args.name,
-            terminal=args.terminal,
-            host=args.host,
-            nudge=False if args.no_nudge else None,
-            worktree=args.worktree,
-            mcp=not args.no_mcp,
-            config=config,
-            plugins=plugins,
-            report=report,
-            briefing=given,
-            parallel=True,
-        )
+        try:
+            result = spawn(
+                args.topic,
+                folder=args.folder,
+                name=args.name,
+                terminal=args.terminal,
+                host=args.host,
+                nudge=False if args.no_nudge else None,
+                worktree=args.worktree,
+                mcp=not args.no_mcp,
+                config=config,
+                plugins=plugins,
+                report=report,
+                briefing=given,
+                parallel=True,
+            )
+        finally:
+            end_helpers()  # their work is done, or will not be needed
     host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"
     _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")

@@ -1,7 +1,8 @@
 """Reading an agent's screen: combined detector verdicts, readiness polling, screen waits.
 
 The first tenth of a second of a wait is polled every ``FAST_POLL`` (an agent that is
-about to draw its prompt, a paste about to land, is seen at once). Then polls back off
+about to draw its prompt, a paste about to land, is seen at once); whether the agent's
+process still runs is asked only after it (a screen that says the agent died is seen at once). Then polls back off
 while the screen stands still: the next poll comes after a twentieth of the time the
 screen has been unchanged, at least ``FIRST_POLL`` and at most ``MAX_POLL``. A screen
 that just changed is read again within tens of milliseconds (start-up is drawing; the
@@ -144,8 +145,9 @@ def wait_ready(
         seen.append(verdict)
         if verdict.state == "blocked":
             raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen, notices)}")
-        # a process still drawing is alive: whether it exited is asked only of a screen that stands still
-        still = verdict.state == "dead" or previous == [screen]
+        # a process still drawing is alive: whether it exited is asked only of a screen that stands still, and not
+        # in the fast first tenth of a second (a tmux command each: they would slow the agent's own start)
+        still = verdict.state == "dead" or (previous == [screen] and clock() - started >= FAST_FOR)
         previous[:] = [screen]
         if verdict.state not in accepted and still and not driver.is_alive(target):
             raise AgentExited(f"{name} exited before it was ready: {last_words(driver.read(target), notices)}")

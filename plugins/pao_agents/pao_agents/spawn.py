@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import time
@@ -12,14 +13,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
-from pao_agents import agentdir, forked, launch, names
+from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
 from pao_agents.readiness import wait_ready
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
-from pao_core.gather import brief
 from pao_core.contracts import McpWiring
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.topic import check_topic, reject_control
@@ -79,7 +79,8 @@ def spawn(
     (:func:`pao_agents.launch.open_gate`). ``parallel`` (the ``pao`` command's own
     process): steps 2-3 run in a forked child from the moment the topic and folder are
     known, while the host and terminal are checked, the name reserved and the window
-    opened (:mod:`pao_agents.forked`).
+    opened (:mod:`pao_agents.forked`): in the helper the command forked before it read its
+    configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then.
     """
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
@@ -109,7 +110,7 @@ def spawn(
             if (early.topic, early.folder) == (request.topic, request.folder):
                 briefing = early.briefing.result(config.gather.deadline + EARLY_GATHER_GRACE)
             early.briefing.cancel()
-        briefing = briefing or brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
+        briefing = briefing or _brief_here(request.topic, request.folder, config, plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
@@ -300,7 +301,15 @@ def _gather_early(topic: str, folder: str | None, config: PaoConfig, plugins: Pl
     """Steps 2-3 started in a child process as soon as the topic and folder are valid (the rest of step 1 checks
     the host, the terminal and the registry, which the briefing does not depend on)."""
     topic, real_folder = topic_and_folder(topic, folder)
-    return _Early(topic, real_folder, forked.start(lambda: brief(topic, folders=[real_folder], config=config, plugins=plugins)))
+    helper = ahead.helper("briefing")
+    sent = helper.run(functools.partial(ahead.gather, topic, real_folder, config)) if helper else None
+    return _Early(topic, real_folder, sent or forked.start(lambda: _brief_here(topic, real_folder, config, plugins)))
+
+
+def _brief_here(topic: str, folder: str, config: PaoConfig, plugins: Plugins) -> Briefing:
+    from pao_core.gather import brief  # the stores' search: in the briefing's helper or child, unless neither answers
+
+    return brief(topic, folders=[folder], config=config, plugins=plugins)
 
 
 def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:

@@ -33,3 +33,13 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 @hookimpl
 def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
     return load_corpus(corpus, config)
+
+
+@hookimpl
+def pao_warm_up(purpose: str) -> None:
+    if purpose == "briefing":  # the helper that gathers: the backend's modules, numpy and the model, ahead of the topic
+        import pao_historyworker.backend  # noqa: F401
+        from pao_embeddings.model import available, run_before, shared_encoder
+
+        if available():
+            run_before(shared_encoder, None)

@@ -10,6 +10,7 @@ import attrs
 
 from pao_core.contracts import WritableMemory
 from pao_core.models import SearchResults
+from pao_postgres.errors import LongtermError
 from pao_postgres.filesync import memory_file, sync
 from pao_postgres.options import LongtermOptions
 from pao_postgres.provenance import attach
@@ -46,12 +47,12 @@ class LongtermBackend(WritableMemory):
         file = memory_file(self.options)
         warm = self.options.url.strip() and not self._searched_here and _warm().enabled(self.options)
         if warm:  # a new process: the warm searcher answers when one runs (pao_postgres.warm)
-            found = _warm().search(self.options, self.home, self.name, query, limit, deadline, file)
+            found = _never_needed(_warm().search, self.options, self.home, self.name, query, limit, deadline, file)
             if found is not None:
                 return found
         results = self.search_here(query, limit, deadline, file)
-        if warm:
-            _warm().start(self.options, self.home, self.name)  # for the next process; this one is warm now
+        if warm:  # for the next process; this one is warm now
+            _never_needed(_warm().start, self.options, self.home, self.name)
         self._searched_here = True
         return results
 
@@ -100,6 +101,17 @@ class LongtermBackend(WritableMemory):
             f"{stats['relations']} relations (mode {stats['mode']}); "
             f"retrieval: {retrieval_status(self.store, stats['observations'], deadline)}{searcher}"
         )
+
+
+def _never_needed(call: Any, *args: Any) -> Any:
+    """``call(*args)`` of the warm searcher's client; None on any failure of its own (a store error
+    the searcher reports is the search's, raised as in-process): the search never depends on it."""
+    try:
+        return call(*args)
+    except LongtermError:
+        raise
+    except Exception:  # noqa: BLE001 - whatever breaks there, the search runs in-process
+        return None
 
 
 def _warm() -> Any:

@@ -50,3 +50,13 @@ def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
     from pao_postgres.registry import PostgresRegistry  # the registry store: only when a registry is opened
 
     return [PostgresRegistry(config.registry.url, config.machine_name())]
+
+
+@hookimpl
+def pao_warm_up(purpose: str) -> None:
+    if purpose == "briefing":  # the helper that gathers: the backend's modules, numpy and the model, ahead of the topic
+        import pao_postgres.backend  # noqa: F401
+        from pao_embeddings.model import available, run_before, shared_encoder
+
+        if available():
+            run_before(shared_encoder, None)

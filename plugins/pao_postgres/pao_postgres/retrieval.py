@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,13 +160,15 @@ def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, dead
             from pao_postgres.vectors import nearest, vector_meta, with_vector_hits
 
             meta = vector_meta(rows, options, topic.text, sqlite=sqlite)
+        key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
+        aside = _vectors_aside(options, key, topic, method, deadline, meta) if meta and lexical and not sqlite else None
         kept: list[Any] = []
         if lexical:
             kept = _lexical(options, rows, topic, limit * 4, method, sqlite)
         found_by_both: set[int] = set()
         if meta:
-            key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
-            near = nearest(key, rows, options, topic.text, method, deadline, sqlite=sqlite, meta=meta)
+            near = _waited(aside, deadline) if aside else nearest(key, rows, options, topic.text, method, deadline,
+                                                                  sqlite=sqlite, meta=meta)
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k, sqlite=sqlite) if near else kept
         if method.entity_siblings != "none" and kept:
@@ -174,6 +177,32 @@ def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, dead
             kept = with_entity_siblings(options, rows, kept, limit, method.entity_siblings, found_by_both,
                                         related=method.related_entities, sqlite=sqlite)
     return _items(kept[:limit])
+
+
+def _vectors_aside(options: LongtermOptions, key: str, topic: Topic, method: Method, deadline: float,
+                   meta: dict[str, str]) -> Any:
+    """A server's vector search on a connection of its own, under way while the lexical statement
+    runs on the first (their server times add up otherwise); None when the pool keeps only one."""
+    if options.pool_size < 2:
+        return None
+    from pao_core.waiting import start  # a thread: only for a semantic search of a server store
+    from pao_postgres.server_read import server_reading  # loads psycopg on use: start-up stays light
+    from pao_postgres.vectors import nearest  # not needed until this runs: start-up stays light
+
+    def search() -> list[tuple[int, float]]:
+        with server_reading(options, deadline) as rows:
+            return nearest(key, rows, options, topic.text, method, deadline, sqlite=False, meta=meta)
+
+    return start(search, name="pao-longterm-vectors")
+
+
+def _waited(aside: Any, deadline: float) -> list[tuple[int, float]]:
+    """The vector hits searched aside; none when they are not there by ``deadline`` (the lexical
+    hits are answered still, as when the topic's vector is late)."""
+    try:
+        return aside.result(timeout=max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        return []
 
 
 def _reading(options: LongtermOptions, home: Path, deadline: float) -> Any:

@@ -32,6 +32,7 @@ CONCURRENT = 4
 """Requests served at once; more are refused at once (their clients search in-process)."""
 READ_TIMEOUT_S = 2.0
 CHECK_EVERY_S = 5.0
+WARM_UP_SEARCHES = 12
 
 
 class Searcher:
@@ -55,8 +56,11 @@ class Searcher:
         self.listener: socket.socket | None = None
 
     def warm_up(self) -> None:
-        """One search (no memory file): imports, a kept connection, the model and the centroids."""
-        self.backend.search_here("warm up the searcher", 1, time.monotonic() + 60, None)
+        """Searches (no memory file) that import, connect, load the model and the centroids, and
+        run each statement often enough on each kept connection for psycopg to prepare it
+        (``prepare_threshold``): the first asker gets what the hundredth does."""
+        for _ in range(WARM_UP_SEARCHES):
+            self.backend.search_here("warm up the searcher", 1, time.monotonic() + 60, None)
 
     def bind(self) -> None:
         path = str(self.files["sock"])
@@ -103,7 +107,11 @@ class Searcher:
                 return
             try:
                 request = json.loads(warm.read_line(connection, time.monotonic() + READ_TIMEOUT_S))
-                self.reply(connection, self.answer(request))
+                try:
+                    answer = self.answer(request)
+                except Exception as exc:  # noqa: BLE001 - a bad request or a fault: that asker searches in-process
+                    answer = {"failed": type(exc).__name__}
+                self.reply(connection, answer)
             except (OSError, ValueError):
                 return
             finally:

@@ -173,7 +173,7 @@ def search(options: LongtermOptions, home: Path, name: str, query: str, limit: i
     message = {"op": "search", "query": query, "limit": limit, "budget": deadline - time.monotonic(),
                "memory_file": str(memory_file.absolute()) if memory_file else None}
     try:
-        answer = request(key, message, wait_until)
+        answer = _ask_socket(paths(folder, key)["sock"], {"key": key, **message}, wait_until)
     except (OSError, ValueError):  # broken, killed mid-request, or slow: in-process, as always
         _touch(paths(folder, key)["slow"])
         return None
@@ -238,6 +238,8 @@ def describe(options: LongtermOptions, home: Path, name: str, deadline: float) -
     """One line for ``pao doctor``: whether a warm searcher serves this store."""
     if not enabled(options):
         return "warm searcher: off" + (f" ({ENV}=0)" if options.warm_searcher and options.url.strip() else "")
+    if private_dir() is None:
+        return f"warm searcher: not used ({runtime_dir()} must be a folder of yours that only you can enter: 0700)"
     found = status(options, home, name, deadline)
     if found is None:
         folder = private_dir()
@@ -245,7 +247,7 @@ def describe(options: LongtermOptions, home: Path, name: str, deadline: float) -
         reason = error.read_text(errors="replace").strip() if error and _recent(error, RETRY_START_S) else ""
         return "warm searcher: not running" + (f" (last start failed: {reason})" if reason else
                                                " (the next search starts one)")
-    if found.get("unresponsive"):
+    if "pid" not in found:  # broken, busy, or of another protocol
         return "warm searcher: running but not answering (searches run in-process)"
     return (f"warm searcher: running (pid {found['pid']}, {found['searches']} searches, "
             f"exits after {found['idle_s'] // 60} min idle)")

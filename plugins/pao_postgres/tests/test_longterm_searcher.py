@@ -14,11 +14,12 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
 import pytest
@@ -140,6 +141,10 @@ def test_a_searcher_started_for_other_settings_never_answers(store: Store) -> No
                                         "limit": 10, "budget": 5, "memory_file": None}, time.monotonic() + 5)
     connection.close()
     assert answer == {"refused": "other settings"}
+    own_key = warm.store_key(store.options, store.home, NAME)
+    bad = warm.request(own_key, {"op": "search", "query": "gus", "limit": "ten", "budget": 5, "memory_file": None},
+                       time.monotonic() + 5)
+    assert bad == {"failed": "ValueError"}  # a request it cannot serve: answered so, and it serves on
     found = store.search("gus acetone", mode="original")
     assert [item.id for item in found][:1] == ["obs:Gus#0"]
     assert store.status()["searches"] == lexical["searches"]  # not asked
@@ -158,29 +163,51 @@ def test_stale_socket_and_killed_searcher_fall_back_then_a_new_one_starts(store:
     assert store.search("gus acetone") == expected
 
 
-def test_a_searcher_killed_mid_request_costs_the_search_nothing(store: Store) -> None:
+def _search_while_locked(store: Store, deadline_s: float, until: Callable[[], bool],
+                         then: Callable[[], None] = lambda: None) -> tuple[LongtermBackend, list]:
+    """A search (a new backend) while another transaction holds the observations table, which
+    the searcher's query waits for: once ``until()`` holds, ``then()``, and the lock goes."""
     import psycopg
 
+    done: dict = {}
+    backend = store.backend()
+    with psycopg.connect(store.url, connect_timeout=10) as blocker:
+        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
+        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
+                                                                                        time.monotonic() + deadline_s))))
+        worker.start()
+        limit = time.monotonic() + 20
+        while time.monotonic() < limit and not until():
+            time.sleep(0.05)
+        assert until()
+        then()
+        blocker.rollback()  # the in-process search it fell back to goes on
+    worker.join(20)
+    assert not worker.is_alive()
+    return backend, done["items"]
+
+
+def test_a_searcher_killed_mid_request_costs_the_search_nothing(store: Store) -> None:
     expected = store.search("gus acetone", warm_searcher=False)
     store.search("gus acetone")
     pid = store.wait_running()["pid"]
-    done: dict = {}
-    with psycopg.connect(store.url, connect_timeout=10) as blocker:
-        # the searcher's query waits for this lock; the searcher is killed while it waits
-        blocker.execute(f"LOCK TABLE {store.options.schema}.observations IN ACCESS EXCLUSIVE MODE")
-        backend = store.backend()
-        worker = threading.Thread(target=lambda: done.update(items=list(backend.search("gus acetone", 10,
-                                                                                        time.monotonic() + 30))))
-        worker.start()
-        limit = time.monotonic() + 20
-        while time.monotonic() < limit and not _waiting_on_lock(store.url):
-            time.sleep(0.05)
-        assert _waiting_on_lock(store.url)
-        os.kill(pid, signal.SIGKILL)
-        blocker.rollback()
-    worker.join(20)
-    assert not worker.is_alive()
-    assert done["items"] == expected
+    backend, found = _search_while_locked(store, 30, lambda: _waiting_on_lock(store.url),
+                                          lambda: os.kill(pid, signal.SIGKILL))
+    assert found == expected and backend._searched_here
+
+
+def test_a_slow_searcher_is_not_waited_for_past_its_share_then_skipped(store: Store) -> None:
+    expected = store.search("gus acetone", warm_searcher=False)
+    store.search("gus acetone")
+    before = store.wait_running()["searches"]
+    # given up on at half of the 8 s
+    backend, found = _search_while_locked(store, 8, lambda: store.files()["slow"].exists())
+    assert found == expected and backend._searched_here
+    assert store.search("gus acetone") == expected  # skipped for a while: in-process, not asked
+    limit = time.monotonic() + 10
+    while time.monotonic() < limit and store.status()["searches"] == before:
+        time.sleep(0.05)
+    assert store.status()["searches"] == before + 1  # only the slow one, finished late
 
 
 def _waiting_on_lock(url: str) -> bool:
@@ -305,3 +332,31 @@ def test_results_through_the_searcher_equal_in_process_on_the_eval_corpus(store:
         answered += bool(here)
     assert answered >= len(queries) // 2
     assert store.status()["searches"] == before + len(queries)
+
+
+def test_pao_brief_processes_through_the_searcher_stay_redacted(store: Store, pao_env: Path) -> None:
+    """Real ``pao brief`` processes: the first starts the searcher, the next are answered by it;
+    a secret in memory is redacted on that path as on the in-process one."""
+    from pao_postgres.store import LongtermStore
+
+    secret = "ghp_R4nd0mF4k3T0k3nV4lu3xY9qW2eZ8tK1mB7c"
+    LongtermStore(store.options, store.home).add("Deploy bot", f"pushes releases with the token {secret}")
+    (pao_env / "config.toml").write_text(f'[backends.longterm]\nurl = "{store.url}"\nschema = "{store.options.schema}"\n'
+                                         "semantic = false\n")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PAO_POSTGRES_URL", warm.ENV)}
+
+    def brief() -> dict:
+        done = subprocess.run([sys.executable, "-m", "pao_core", "brief", "deploy bot releases token", "--json"],
+                              env=environment, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = brief()
+    before = store.wait_running()["searches"]
+    second = brief()
+    assert store.status()["searches"] == before + 1  # answered by the searcher
+    for briefing in (first, second):
+        texts = [item["text"] for item in briefing["items"] if item["backend"] == "longterm"]
+        assert texts and all(secret not in text for text in texts) and any("[redacted]" in text for text in texts)
+        assert secret not in json.dumps(briefing)
+    assert [i["id"] for i in first["items"]] == [i["id"] for i in second["items"]]

@@ -9,6 +9,7 @@ read ``;`` and key names in user text as tmux syntax.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 import re
@@ -256,6 +257,7 @@ def _gone(stderr: Sequence[str]) -> bool:
     return "can't find" in text or "no current target" in text or any(marker in text for marker in NO_SERVER)
 
 
+@functools.cache  # availability is asked more than once a spawn (default terminal, then the chosen one)
 def _tmux_version(binary: str) -> tuple[int, int] | None:
     try:
         out = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=5, check=False).stdout
