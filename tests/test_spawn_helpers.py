@@ -130,6 +130,16 @@ def test_a_refused_spawn_leaves_no_helper(console: Console, tmp_path: Path) -> N
     assert windows.returncode != 0, "a window was opened for a refused spawn"
 
 
+def test_a_usage_error_leaves_no_helper_behind(console: Console) -> None:
+    done = console("spawn", "--no-such-option", TOPIC)
+
+    assert done.returncode == 2 and "--no-such-option" in done.stderr
+    give_up = time.monotonic() + 30  # the helper ends once pao is gone (its order pipe closes)
+    while helpers_of(TOPIC) and time.monotonic() < give_up:
+        time.sleep(0.05)
+    assert helpers_of(TOPIC) == []
+
+
 def test_help_starts_no_helper(console: Console) -> None:
     done = console("spawn", "--help")
 
