@@ -61,7 +61,7 @@ def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
 
 @hookspec
 def pao_warm_up(purpose: str) -> None:
-    """Import now, in a helper process, what work for ``purpose`` (``briefing``, ``terminal``) will need there."""
+    """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
 
 
 # -- Gathering: where memory comes from -------------------------------------------

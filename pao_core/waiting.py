@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 
@@ -21,6 +23,8 @@ class Late(TimeoutError):
 
 def start(call: Callable[[], T], *, name: str = "pao-bounded") -> Future[T]:
     """Run ``call()`` on a daemon thread; its result or exception lands in the returned future."""
+    from concurrent.futures import Future  # with logging: only a bounded call needs it (doctor's module is a plugin's)
+
     future: Future[T] = Future()
 
     def run() -> None:

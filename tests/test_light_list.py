@@ -38,6 +38,9 @@ def pao_registry_stores(config):
     return []
 '''
 
+DRIVER_PLUGIN = STORE_PLUGIN.replace("pao_registry_stores", "pao_terminal_drivers")
+"""A plugin with terminal drivers of its own (none here): which driver runs an agent is its business then."""
+
 
 def said(result) -> str:
     return "".join(line + "\n" for line in result.stderr.splitlines() if not line.startswith("MODULES "))
@@ -93,15 +96,19 @@ def test_another_registry_other_arguments_or_an_older_record_take_the_full_comma
     assert not {"pao_machines.ssh", "pao_machines.route"} & imported(listed)  # ssh only for agents elsewhere
 
 
-def test_another_plugin_that_keeps_registries_takes_the_full_command(site: Path, tmp_path: Path) -> None:  # noqa: F811
+@pytest.mark.parametrize("plugin", ["store", "drivers"])
+def test_another_plugin_that_keeps_registries_or_drives_terminals_takes_the_full_command(
+        site: Path, tmp_path: Path, tmux_socket: str, plugin: str) -> None:  # noqa: F811
+    _register([_agent("api", f"{tmux_socket}:{_pane(tmux_socket, 'sleep 600')}")])
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
     run("list", env=env)
     run("list", env=env)
     assert light("list", env=env)
-    install_module_plugin(tmp_path / "pao-store-src", site, "store", STORE_PLUGIN)
+    install_module_plugin(tmp_path / f"pao-{plugin}-src", site, plugin, {"store": STORE_PLUGIN, "drivers": DRIVER_PLUGIN}[plugin])
     for _ in range(3):
         result = run("list", env=env)
         assert result.returncode == 0 and "pluggy" in imported(result), said(result)
+        assert "api" in result.stdout
 
 
 # -- with agents: live, dead, waiting and paused, in real tmux on a private socket -------------------------

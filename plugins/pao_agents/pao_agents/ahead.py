@@ -1,17 +1,22 @@
-"""What ``pao spawn`` starts before it reads its configuration: two helper processes (the spawn parser's ``light``).
+"""What ``pao spawn`` starts before it reads its configuration: the briefing's helper process (the parser's ``light``).
 
 Most of a spawn's time is spent importing: the plugin host and the configuration in pao's
-own process, numpy and the sentence model for the briefing, libtmux for the window. The
-second core is idle while pao loads its configuration, so the ``pao spawn`` command forks
-two helpers from the plugin index alone (:func:`pao_agents.forked.helper`), and each warms
-up at once (the ``pao_warm_up`` hook): ``briefing`` (it gathers and composes the briefing,
-with numpy loaded) and ``terminal`` (it opens the agent's window and waits until the agent
-is ready, with libtmux loaded). :func:`pao_agents.spawn.spawn` sends each its work once the
-request is valid: nothing is written, no window opens and no agent starts before.
+own process, numpy, the sentence model and the stores for the briefing. The second core is
+idle while pao loads its configuration, so the ``pao spawn`` command forks a helper from
+the plugin index alone (:func:`pao_agents.forked.helper`) that warms up at once (the
+``pao_warm_up`` hook, purpose ``briefing``: numpy and the model loaded, the stores' modules
+imported). :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
+configuration once they are valid, and the helper gathers and composes the briefing while
+pao checks the host and the terminal, reserves the name and opens the window.
 
-Only the ``pao`` command's own process has helpers (a library caller's ``spawn`` forks at
-most its gatherer), and not for ``--help``, ``--on`` or ``--briefing-stdin``. A helper
-that is gone or late costs time only: its work is then done as it would be without it.
+(A second helper that imported libtmux, opened the window and waited for the agent was
+measured and dropped: on two cores it took the core the briefing needed, and it cost
+about 45 ms more CPU in all than doing that here.)
+
+Only the ``pao`` command's own process has a helper (a library caller's ``spawn`` forks
+its gatherer when the request is valid, as without one), and not for ``--help``, ``--on``,
+``--briefing-stdin`` or ``--worktree``. A helper that is gone or late costs time only: its
+work is then done as it would be without it.
 """
 
 from __future__ import annotations
@@ -22,26 +27,24 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from pao_agents import forked
 
 if TYPE_CHECKING:
-    from pao_agents.readiness import Ready, ScreenReader
     from pao_core.config import PaoConfig
-    from pao_core.contracts import TerminalDriver
     from pao_core.models import Briefing
 
-PURPOSES = ("briefing", "terminal")
-NOT_HERE = ("-h", "--help", "--on", "--briefing-stdin")
+PURPOSES = ("briefing",)
+NOT_HERE = ("-h", "--help", "--on", "--briefing-stdin", "--worktree")
 """Arguments after which the helpers would not be used (the command prints help, or runs elsewhere)."""
 
 _helpers: dict[str, forked.Helper] = {}
 
 
 def before_spawn(argv: Sequence[str], index: Mapping[str, Any]) -> None:
-    """Start the helpers of ``pao spawn ARGS`` (the command then goes on as usual: this returns ``None``)."""
+    """Start the helper of ``pao spawn ARGS`` (the command then goes on as usual: this returns ``None``)."""
     import gc  # the pao command's own process only
 
     gc.disable()  # a spawn's objects live as long as it does: collecting them while it imports costs ~15 ms
     if any(arg.split("=", 1)[0] in NOT_HERE for arg in argv):
         return None
-    import pao_core.config  # noqa: F401  (as below: the helpers read the configuration and records they are sent)
+    import pao_core.config  # noqa: F401  (as below: the helper reads the configuration it is sent)
     import pao_core.models  # noqa: F401  (as below)
     from pao_core.plugins import get_plugins  # what the command loads next: forked now, the helpers share it
 
@@ -82,17 +85,3 @@ def gather(topic: str, folder: str, config: PaoConfig) -> Briefing:
     from pao_core.plugins import get_plugins  # (as above)
 
     return brief(topic, folders=[folder], config=config, plugins=get_plugins())
-
-
-def open_window(driver: TerminalDriver, name: str, folder: str, argv: list[str]) -> str:
-    """The agent's window, opened by the ``terminal`` helper; its target."""
-    return driver.spawn(name, folder, argv, {})
-
-
-def await_ready(driver: TerminalDriver, target: str, reader: ScreenReader, timeout: float, name: str,
-                busy: bool) -> tuple[Ready, int | None]:
-    """Step 7 in the ``terminal`` helper: the agent ready (what ``wait_ready`` raises is raised), and its pid."""
-    from pao_agents.readiness import wait_ready  # imported in the helper
-
-    ready = wait_ready(driver, target, reader, timeout, name=name, busy=busy)
-    return ready, driver.pid(target)

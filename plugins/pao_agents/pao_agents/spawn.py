@@ -20,7 +20,6 @@ from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
-from pao_core.gather import brief
 from pao_core.contracts import McpWiring
 from pao_core.models import AgentRecord, Briefing, SpawnRequest
 from pao_core.topic import check_topic, reject_control
@@ -28,7 +27,6 @@ from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
-    from pao_agents.readiness import Ready
     from pao_core.config import PaoConfig
     from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
@@ -38,10 +36,6 @@ EARLY_GATHER_GRACE = 5.0
 """Seconds past the gathering deadline after which a child's briefing is given up (it is composed here instead)."""
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
-WINDOW_WAIT = 30.0
-"""Seconds the ``terminal`` helper may take to open the window (it may still be warming up) before it is done here."""
-READY_GRACE = 5.0
-"""Seconds past the readiness deadline after which the ``terminal`` helper's wait is given up (and waited here)."""
 
 Reporter = Callable[[str, float, str], None]
 """Called as each spawn step ends: (step label, elapsed seconds, detail)."""
@@ -85,7 +79,8 @@ def spawn(
     (:func:`pao_agents.launch.open_gate`). ``parallel`` (the ``pao`` command's own
     process): steps 2-3 run in a forked child from the moment the topic and folder are
     known, while the host and terminal are checked, the name reserved and the window
-    opened (:mod:`pao_agents.forked`).
+    opened (:mod:`pao_agents.forked`): in the helper the command forked before it read its
+    configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then.
     """
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
@@ -109,13 +104,13 @@ def spawn(
             clock.done("1 worktree", request.folder)
         # the window opens now and waits: its agent starts only once everything it reads at start-up is written
         gate = launch.open_gate()
-        target = _open_window(driver, request, gate)
+        target = driver.spawn(request.name, request.folder, launch.gate_argv(gate), {})
         clock.done("1 window", f"{target}, waiting for its agent")
         if early is not None:  # the same topic and folder unless a worktree moved it (then gathered here)
             if (early.topic, early.folder) == (request.topic, request.folder):
                 briefing = early.briefing.result(config.gather.deadline + EARLY_GATHER_GRACE)
             early.briefing.cancel()
-        briefing = briefing or brief(request.topic, folders=[request.folder], config=config, plugins=plugins)
+        briefing = briefing or _brief_here(request.topic, request.folder, config, plugins)
         clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
@@ -129,12 +124,12 @@ def spawn(
         env = agent_environment(env, {**host_agent.environment(request), **wiring.env})
         launch.release_gate(gate, command, env)
         clock.done("6 spawn", target)
-        ready, pid = _await_ready(agents, driver, target, request)
+        reader = agents.reader(request.host)
+        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name, busy=bool(request.prompt))
         clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
         state = "busy" if request.prompt else "ready"
         if request.nudge and not request.prompt:
             text = host_agent.nudge(request, str(delivered["briefing_file"]))
-            reader = agents.reader(request.host)
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
             clock.done("7 nudge", "submitted")
@@ -145,7 +140,7 @@ def spawn(
             source="spawn",
             folder=request.folder,
             target=target,
-            pid=driver.pid(target) if pid is None else pid,
+            pid=driver.pid(target),
             session_id=session,
             briefing_hash=briefing.content_hash,
             extra=extra,
@@ -308,26 +303,13 @@ def _gather_early(topic: str, folder: str | None, config: PaoConfig, plugins: Pl
     topic, real_folder = topic_and_folder(topic, folder)
     helper = ahead.helper("briefing")
     sent = helper.run(functools.partial(ahead.gather, topic, real_folder, config)) if helper else None
-    return _Early(topic, real_folder, sent or forked.start(lambda: brief(topic, folders=[real_folder], config=config, plugins=plugins)))
+    return _Early(topic, real_folder, sent or forked.start(lambda: _brief_here(topic, real_folder, config, plugins)))
 
 
-def _open_window(driver: TerminalDriver, request: SpawnRequest, gate: str) -> str:
-    """The agent's window, waiting at ``gate``: opened by the ``terminal`` helper when there is one, else here."""
-    argv = launch.gate_argv(gate)
-    helper = ahead.helper("terminal")
-    sent = helper.run(functools.partial(ahead.open_window, driver, request.name, request.folder, argv)) if helper else None
-    return sent.result(WINDOW_WAIT) if sent else driver.spawn(request.name, request.folder, argv, {})
+def _brief_here(topic: str, folder: str, config: PaoConfig, plugins: Plugins) -> Briefing:
+    from pao_core.gather import brief  # the stores' search: in the briefing's helper or child, unless neither answers
 
-
-def _await_ready(agents: AgentContext, driver: TerminalDriver, target: str, request: SpawnRequest) -> tuple[Ready, int | None]:
-    """Step 7: the agent ready, and its pid when the ``terminal`` helper that waited for it knows it."""
-    timeout, busy, reader = agents.config.spawn.ready_timeout, bool(request.prompt), agents.reader(request.host)
-    helper = ahead.helper("terminal")
-    sendable = attrs.evolve(reader, plugins=None)  # its detectors; their failures are not recorded there
-    sent = helper.run(functools.partial(ahead.await_ready, driver, target, sendable, timeout, request.name, busy)) if helper else None
-    if sent:
-        return sent.result(timeout + READY_GRACE)
-    return wait_ready(driver, target, reader, timeout, name=request.name, busy=busy), None
+    return brief(topic, folders=[folder], config=config, plugins=plugins)
 
 
 def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:

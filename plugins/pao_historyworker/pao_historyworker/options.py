@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 from typing import Literal, Mapping
 
@@ -90,6 +89,8 @@ def ensure_token(path: Path) -> str:
         if token is None:
             raise ValueError(f"{path} holds no token; remove it to let pao make one") from None
         return token
+    import secrets  # hmac and OpenSSL: only a new token needs them, not loading the plugin
+
     token = secrets.token_urlsafe(32)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(token + "\n")

@@ -20,7 +20,6 @@ still run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
 from pathlib import Path
@@ -71,6 +70,8 @@ def codex_trust_hash(event_key: str, command: str) -> str:
     handler = {"async": False, "command": command, "timeout": HOOK_TIMEOUT, "type": "command"}
     identity = {"event_name": event_key, "hooks": [handler]}
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib  # OpenSSL: only a Codex spawn needs it, not loading the plugin
+
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -29,11 +29,3 @@ def pao_readiness_detectors(config: PaoConfig) -> list[ReadinessDetector]:
     from pao_tmux.screens import ExitedPane  # loaded on use, like the driver
 
     return [ExitedPane()]
-
-
-@hookimpl
-def pao_warm_up(purpose: str) -> None:
-    if purpose == "terminal":  # the helper that opens windows: libtmux takes ~60 ms of CPU to import
-        import libtmux  # noqa: F401
-
-        import pao_tmux.driver  # noqa: F401
