@@ -270,7 +270,7 @@ def deliver(
             except OSError as exc:
                 _restore(briefing_path, previous_briefing)
                 raise DeliveryError(f"cannot write {context_path}: {exc.strerror}") from None
-    excluded = exclude_in_git(target, name, exclude)
+    excluded = exclude is not None and exclude_in_git(target, name, exclude)  # outside a work tree: git is not asked twice
     delivery = Delivery(target, briefing_path, context_path, excluded)
     if plugins is None:
         from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
