@@ -111,11 +111,18 @@ def store(postgres_server_url: str, pao_env: Path, monkeypatch: pytest.MonkeyPat
         connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def test_started_on_demand_then_reused_with_the_same_answers(store: Store) -> None:
+def test_started_on_demand_then_reused_with_the_same_answers(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PAO_TEST_POSTGRES_URL", raising=False)  # the tests' own copy of the URL
+    monkeypatch.setenv("PAO_POSTGRES_URL", store.url)  # as a user may set it: not handed on
     assert store.status() is None
     first = store.search("gus acetone")  # no searcher: in-process, and one is started for the next process
     assert [item.id for item in first] == ["obs:Gus#0", "obs:Gus#1"]
     running = store.wait_running()
+    password = store.url.split("://", 1)[1].split("@", 1)[0].partition(":")[2]
+    assert password
+    for view in ("cmdline", "environ"):  # the URL reached it through a pipe
+        if Path(f"/proc/{running['pid']}/{view}").exists():
+            assert password.encode() not in Path(f"/proc/{running['pid']}/{view}").read_bytes(), view
     files = store.files()
     for path, mode in ((files["sock"], 0o600), (files["lock"], 0o600), (warm.runtime_dir(), 0o700)):
         assert stat.S_IMODE(os.stat(path).st_mode) == mode, path
