@@ -53,6 +53,26 @@ def test_the_hook_fires_once_per_change_with_its_source(isolated_home: Path) -> 
     assert record.state == "waiting" and record.pid == 42 and agents.registry.get("api").state == "waiting"
 
 
+def test_an_observation_made_before_a_pause_does_not_overwrite_it(isolated_home: Path) -> None:
+    """``pao monitor`` observes in one thread while a key pauses the agent in another: the observation
+    ("dead", its window gone) was made from the record before the pause and must not replace ``paused``."""
+    from pao_agents.lifecycle import Observation
+
+    changes: list[tuple[str, str, str, str]] = []
+    agents = _agents(changes)
+    seen = Observation(agents.registry.get("api"), "dead", "its process or terminal is gone", source="screen")
+    agents.set_state("api", "paused", source="pause", target="", pid=None)
+    assert agents.refresh(seen).state == "paused"
+    assert agents.registry.get("api").state == "paused"
+    assert changes == [("api", "starting", "paused", "pause")]
+    agents.set_state("api", "ready", source="resume")
+    current = Observation(agents.registry.get("api"), "busy", None, source="screen")
+    agents.set_state("api", "waiting", source="hooks")  # the record changed since "current" was seen
+    assert agents.refresh(current).state == "waiting"
+    fresh = Observation(agents.registry.get("api"), "busy", None, source="screen")
+    assert agents.refresh(fresh).state == "busy"  # an observation of the record as stored is kept
+
+
 def test_desktop_notifier_is_off_unless_configured(isolated_home: Path, pao_config_file: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"

@@ -83,11 +83,12 @@ class Agents(AgentContext):
         return Observation(record, verdict.state, verdict.reason, screen)
 
     def refresh(self, observation: Observation) -> AgentRecord:
-        """Store an observed state that differs from the record's (never overriding ``paused``)."""
+        """Store an observed state that differs from the record's (never overriding ``paused``), unless the
+        record changed since it was observed (a pause or resume meanwhile wins over what was seen before it)."""
         record, state = observation.record, observation.state
         if state in ("unknown", record.state) or record.state == "paused":
             return record
-        return self.set_state(record.name, state, source=observation.source)
+        return self.set_state(record.name, state, source=observation.source, expected=record.state)
 
     # -- acting ------------------------------------------------------------------------
 

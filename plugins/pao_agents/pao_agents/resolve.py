@@ -79,12 +79,16 @@ class AgentContext:
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
 
-    def set_state(self, name: str, state: str, *, source: str, **changes: Any) -> AgentRecord:
-        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did."""
+    def set_state(self, name: str, state: str, *, source: str, expected: str | None = None,
+                  **changes: Any) -> AgentRecord:
+        """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did.
+        With ``expected``, only while the stored state still is that one (checked under the registry's lock)."""
         old: list[str] = []
 
         def edit(previous: AgentRecord) -> AgentRecord:
             old.append(previous.state)
+            if expected is not None and previous.state != expected:
+                return previous
             return previous.changed(state=state, **changes)
 
         record = self.registry.change(name, edit)

@@ -34,7 +34,9 @@ async def _until(pilot, condition: Callable[[], bool], what: str, timeout: float
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            app = pilot.app
+            raise AssertionError(f"timed out waiting for {what}; the list shows {_cells(app)}, "
+                                 f"cursor row {app.query_one(DataTable).cursor_row}")
         await pilot.pause(0.1)
 
 
