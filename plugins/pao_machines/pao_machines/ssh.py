@@ -31,8 +31,10 @@ from pao_machines.targets import Machine
 
 CONTROL_PERSIST = 300
 """Seconds an idle multiplexed connection stays open."""
-SOCKET_PATH_MAX = 100
-"""A unix socket path must fit in ``sun_path`` (104-108 bytes); ssh appends a temporary suffix."""
+SOCKET_PATH_MAX = 103
+"""The longest unix socket path: ``sun_path`` holds 104 bytes on macOS (108 on Linux), the NUL included."""
+CONTROL_NAME = 1 + 40 + 17
+"""What ssh adds to the folder: ``/%C`` (40 hex digits), and ``.`` + 16 random characters while it binds."""
 
 
 class MachineUnreachable(PaoError):
@@ -69,9 +71,11 @@ class Ssh:
         """The private folder of the multiplexed connections' sockets: under PAO_HOME when its path is short
         enough for a socket, else a per-user folder in the temporary directory named after PAO_HOME."""
         preferred = Path(self.home) / "ssh"
-        if len(str(preferred)) + 42 > SOCKET_PATH_MAX:  # %C is 40 hex digits
+        if len(str(preferred)) + CONTROL_NAME > SOCKET_PATH_MAX:
             digest = hashlib.sha256(str(Path(self.home).resolve()).encode()).hexdigest()[:12]
             preferred = Path(tempfile.gettempdir()) / f"pao-ssh-{os.getuid()}-{digest}"
+            if len(str(preferred)) + CONTROL_NAME > SOCKET_PATH_MAX:  # a long TMPDIR (macOS: /var/folders/...)
+                preferred = Path("/tmp") / preferred.name
         preferred.mkdir(mode=0o700, parents=True, exist_ok=True)
         status = preferred.stat()
         if status.st_uid != os.getuid() or status.st_mode & 0o077:
