@@ -60,7 +60,7 @@ def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
 
 
 @hookspec
-def pao_warm_up(purpose: str) -> None:
+def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
 
 
