@@ -230,6 +230,10 @@ class CommandRouter(abc.ABC):
         """Run the parsed command elsewhere and return its exit code, or ``None``: it runs here.
         A ``PaoError`` it raises is the command's one-line error."""
 
+    def observe(self, records: Sequence[AgentRecord], config: PaoConfig) -> dict[str, dict[str, Any]]:
+        """what each of ``records`` it reaches elsewhere is doing: ``pao list --json``'s row, by name. Default: none."""
+        return {}
+
 
 class ReadinessDetector(abc.ABC):
     """Classifies one screen capture of a host agent; ``hosts`` names the hosts it applies to (empty: all)."""

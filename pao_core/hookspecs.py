@@ -65,7 +65,7 @@ def pao_ahead(command: str) -> Iterable[str] | None:
 
 
 @hookspec
-def pao_warm_up(purpose: str) -> None:
+def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
 
 

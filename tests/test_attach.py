@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 import time
-import uuid
 from typing import Callable, Iterator
 
 import pytest
 
 from lifecycle_support.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
+from pao_testing.terminal import Tmux, user_terminal
 
 ENV_KEYS = ("PAO_HOME", "HOME", "PAO_TMUX_SOCKET", "PAO_LOAD_PLUGINS", "PAO_CONFIG", "PATH")
 
@@ -32,18 +31,10 @@ def _pao_line(pao: Pao, *args: str) -> str:
 
 
 @pytest.fixture
-def outer() -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
+def outer() -> Iterator[Tmux]:
     """Another tmux server (the user's own tmux, say), with one 100x30 window."""
-    socket = f"pao-outer-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-    def tmux(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False)
-
-    assert tmux("-f", "/dev/null", "new-session", "-d", "-s", "user", "-x", "100", "-y", "30", "sh").returncode == 0
-    try:
+    with user_terminal() as tmux:
         yield tmux
-    finally:
-        tmux("kill-server")
 
 
 def _clients(pao: Pao) -> list[str]:

@@ -2,7 +2,8 @@
 
 The console script with the fake host and a probe plugin installed as distributions (so
 that it starts from the plugin index, as after any first run): the helper warms up and
-gathers the briefing with numpy loaded; pao's own process does not load numpy. A helper
+gathers the briefing with numpy loaded (not when the stores search without the model); pao's own
+process does not load numpy. A helper
 that dies costs only time, and a refused spawn leaves no helper behind. Real tmux, the
 fake agent, the real longterm store with semantic search.
 """
@@ -95,11 +96,27 @@ def test_the_briefing_is_prepared_and_gathered_in_a_helper(console: Console, tmp
     (searched,) = console.events("searched")
     assert list(warmed) == ["briefing"] and warmed["briefing"] != spawned["pid"]
     assert searched["pid"] == warmed["briefing"], "the briefing was gathered by its helper"
+    assert searched["modules"] == ["numpy"], "the helper did not warm up the model its stores search with"
     assert spawned["modules"] == ["libtmux"], "pao's own process imported numpy"
     briefing = next(folder.glob("*BRIEFING*"))
     assert "SameSite" in briefing.read_text() and "session cookie" in briefing.read_text()
     assert json.loads(stamps.read_text())["start"] >= briefing.stat().st_mtime, "the agent started before its briefing"
     assert helpers_of(TOPIC) == []
+
+
+def test_stores_without_semantic_search_warm_up_no_model(console: Console, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(config.read_text() + "[backends.history]\nsemantic = false\n[backends.longterm]\nsemantic = false\n")
+    folder = tmp_path / "api"
+    folder.mkdir()
+
+    done = console.spawn(folder)
+
+    assert done.returncode == 0, done.stderr
+    (searched,) = console.events("searched")
+    assert [event["pid"] for event in console.events("warm_up")] == [searched["pid"]]
+    assert searched["modules"] == [], "the helper loaded numpy and the model for stores that search without them"
+    assert "session cookie" in next(folder.glob("*BRIEFING*")).read_text()
 
 
 def test_helpers_that_die_cost_only_time(console: Console, tmp_path: Path) -> None:

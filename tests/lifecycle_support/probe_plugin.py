@@ -28,7 +28,7 @@ class WhereBackend(MemoryBackend):
     name: str = "where"
 
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
-        note(event="searched")
+        note(event="searched", modules=sorted(name for name in ("numpy",) if name in sys.modules))
         return [MemoryItem("where", "w1", "login bug", "the login bug lives in the session cookie", kind="note", score=1.0)]
 
     def health(self, deadline: float) -> str:
@@ -37,7 +37,7 @@ class WhereBackend(MemoryBackend):
 
 class Probe:
     @hookimpl
-    def pao_warm_up(self, purpose: str) -> None:
+    def pao_warm_up(self, purpose: str, config: object) -> None:
         note(event="warm_up", purpose=purpose)
         if purpose in os.environ.get("PROBE_DIE_IN", "").split(","):
             os._exit(3)

@@ -4,8 +4,8 @@ Most of a spawn's time is spent importing: the plugin host and the configuration
 own process, numpy, the sentence model and the stores for the briefing. The second core is
 idle while pao loads its configuration, so the ``pao spawn`` command forks a helper from
 the plugin index alone (:func:`pao_agents.forked.helper`) that warms up at once (the
-``pao_warm_up`` hook, purpose ``briefing``: numpy and the model loaded, the stores' modules
-imported). :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
+``pao_warm_up`` hook, purpose ``briefing``, with the stores' options it reads itself: the
+stores' modules imported, numpy and the model loaded where a store searches with them here). :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
 configuration once they are valid, and the helper gathers and composes the briefing while
 pao checks the host and the terminal, reserves the name and opens the window.
 
@@ -57,11 +57,16 @@ def before_spawn(argv: Sequence[str], index: Mapping[str, Any]) -> None:
 
 
 def _warm_up(purpose: str) -> None:
-    from pao_core.plugins import get_plugins  # loaded: the helper was forked after it
+    from pao_core.config import load_config  # loaded: the helper was forked after it
+    from pao_core.plugins import get_plugins  # (as above)
 
     plugins = get_plugins()
+    # what the plugins warm up depends on their stores' options: the memory tables are read here (pao checks the
+    # whole file meanwhile; a terminal's table would import its driver); an unreadable file: no warm-up
+    memory = [table for table in plugins.config_tables() if table.kind == "backends"]
+    config = load_config(tables=memory, strict_tables=False)
     plugins.load("pao_warm_up")
-    plugins.manager.hook.pao_warm_up(purpose=purpose)
+    plugins.manager.hook.pao_warm_up(purpose=purpose, config=config)
 
 
 def helper(purpose: str) -> forked.Helper | None:

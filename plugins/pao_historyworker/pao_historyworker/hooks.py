@@ -41,9 +41,15 @@ def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 
 
 @hookimpl
-def pao_warm_up(purpose: str) -> None:
-    if purpose == "briefing":  # the helper that gathers: the backend's modules, numpy and the model, ahead of the topic
-        import pao_historyworker.backend  # noqa: F401
+def pao_warm_up(purpose: str, config: PaoConfig) -> None:
+    if purpose != "briefing":
+        return
+    options = config.options("backends", BACKEND_NAME, HistoryOptions)
+    if not options.enabled:
+        return
+    import pao_historyworker.backend  # noqa: F401  (the helper that gathers: the backend's modules, ahead of the topic)
+
+    if options.semantic and options.url is None:  # numpy and the model only where this process will embed the topic
         from pao_embeddings.model import available, run_before, shared_encoder
 
         if available():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pao_core.contracts import CommandRouter
 from pao_core.errors import ValidationError
@@ -19,6 +19,7 @@ from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
+    from pao_core.models import AgentRecord
 
 
 ROUTED = frozenset({"spawn", "list", "broadcast", "status", "send", "kill", "pause", "resume", "checkpoint", "attach"})
@@ -42,6 +43,14 @@ class MachineRouter(CommandRouter):
         from pao_machines.route import route  # the routing itself: only for the commands it may take
 
         return route(args, config)
+
+    def observe(self, records: Sequence[AgentRecord], config: PaoConfig) -> dict[str, dict[str, Any]]:
+        """Each of ``records`` on another machine as ``pao list`` shows it: its machine asked now."""
+        if _here_only or all(record.machine in ("", config.machine_name()) for record in records):
+            return {}
+        from pao_machines.listing import remote_rows  # ssh: only when an agent runs on another machine
+
+        return remote_rows(config, records)[0]
 
 
 def _list(args: argparse.Namespace, config: PaoConfig) -> int:

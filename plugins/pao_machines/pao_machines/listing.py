@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
@@ -58,20 +58,22 @@ def ask_all(config: PaoConfig, machines: set[str]) -> dict[str, Seen]:
         return dict(zip(machines, pool.map(lambda name: ask(config, name), machines)))
 
 
+def remote_rows(config: PaoConfig, records: Sequence[AgentRecord]) -> tuple[dict[str, dict[str, Any]], dict[str, Seen]]:
+    """The rows of ``records`` on other machines, each as its machine says now (by name), and each machine's answer."""
+    elsewhere = [record for record in records if not runs_here(record, config)]
+    answers = ask_all(config, {machine_of(record) for record in elsewhere})
+    return {record.name: _remote_row(record, answers[machine_of(record)]) for record in elsewhere}, answers
+
+
 def list_all(args: argparse.Namespace, config: PaoConfig, agents: Agents, records: list[AgentRecord]) -> int:
     """``records`` (some on other machines): those here observed here, the others asked of their machines."""
-    elsewhere = {machine_of(record) for record in records if not runs_here(record, config)}
     with ThreadPoolExecutor(max_workers=1) as local:
         here = local.submit(lambda: {r.name: agents.observe(r, with_screen=False) for r in records
                                      if runs_here(r, config)})
-        answers = ask_all(config, elsewhere)
+        remote, answers = remote_rows(config, records)
         observed: dict[str, Observation] = here.result()
-    rows: list[dict[str, Any]] = []
-    for record in records:
-        if record.name in observed:
-            rows.append({**record_json(record, observed[record.name]), "machine": machine_of(record)})
-        else:
-            rows.append(_remote_row(record, answers[machine_of(record)]))
+    rows = [{**record_json(record, observed[record.name]), "machine": machine_of(record)}
+            if record.name in observed else remote[record.name] for record in records]
     if args.json:
         print_json({"agents": rows, "machines": {name: {"reachable": seen.error is None, "error": seen.error,
                                                          "ms": round(seen.seconds * 1000, 1)}

@@ -18,6 +18,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,8 +32,10 @@ from pao_machines.targets import Machine
 
 CONTROL_PERSIST = 300
 """Seconds an idle multiplexed connection stays open."""
-SOCKET_PATH_MAX = 100
-"""A unix socket path must fit in ``sun_path`` (104-108 bytes); ssh appends a temporary suffix."""
+SOCKET_PATH_MAX = 103
+"""The longest unix socket path: ``sun_path`` holds 104 bytes on macOS (108 on Linux), the NUL included."""
+CONTROL_NAME = 1 + 40 + 17
+"""What ssh adds to the folder: ``/%C`` (40 hex digits), and ``.`` + 16 random characters while it binds."""
 
 
 class MachineUnreachable(PaoError):
@@ -69,9 +72,11 @@ class Ssh:
         """The private folder of the multiplexed connections' sockets: under PAO_HOME when its path is short
         enough for a socket, else a per-user folder in the temporary directory named after PAO_HOME."""
         preferred = Path(self.home) / "ssh"
-        if len(str(preferred)) + 42 > SOCKET_PATH_MAX:  # %C is 40 hex digits
+        if len(str(preferred)) + CONTROL_NAME > SOCKET_PATH_MAX:
             digest = hashlib.sha256(str(Path(self.home).resolve()).encode()).hexdigest()[:12]
             preferred = Path(tempfile.gettempdir()) / f"pao-ssh-{os.getuid()}-{digest}"
+            if len(str(preferred)) + CONTROL_NAME > SOCKET_PATH_MAX:  # a long TMPDIR (macOS: /var/folders/...)
+                preferred = Path("/tmp") / preferred.name
         preferred.mkdir(mode=0o700, parents=True, exist_ok=True)
         status = preferred.stat()
         if status.st_uid != os.getuid() or status.st_mode & 0o077:
@@ -123,11 +128,29 @@ class Ssh:
         except subprocess.TimeoutExpired:
             raise MachineUnreachable(f"machine {machine.name} did not answer within {timeout:g} s") from None
         except FileNotFoundError:
-            raise PaoError(f"'{self.program}' is not installed: pao reaches other machines with OpenSSH's client") from None
+            raise self._missing() from None
         seconds = time.monotonic() - started
         if done.returncode == 255:
             raise transport_error(machine, done.stderr)
         return Answer(done.stdout, done.stderr, done.returncode, seconds)
+
+    def run_in_terminal(self, machine: Machine, remote: Sequence[str]) -> int:
+        """Run ``remote`` there in this terminal (``ssh -t``); its exit code. ssh's own failures are raised as
+        :meth:`run` raises them: the remote side's output, its errors included, comes through the terminal
+        (without one here, its stderr is passed on once it ends)."""
+        argv = self.argv(machine, remote, connect_timeout=machine.options.deadline)
+        argv.insert(1, "-t")
+        try:
+            done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, env=dict(self.environ), check=False)
+        except FileNotFoundError:
+            raise self._missing() from None
+        if done.returncode == 255:
+            raise transport_error(machine, done.stderr)
+        sys.stderr.write(done.stderr)
+        return done.returncode
+
+    def _missing(self) -> PaoError:
+        return PaoError(f"'{self.program}' is not installed: pao reaches other machines with OpenSSH's client")
 
     def close(self, machine: Machine) -> None:
         """Close the machine's multiplexed connection, if one is open (``ssh -O exit``)."""

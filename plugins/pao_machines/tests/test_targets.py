@@ -14,7 +14,7 @@ import pytest
 from pao_core.config import load_config
 from pao_core.errors import ConfigError, PaoError, ValidationError
 
-from pao_machines.ssh import Ssh, remote_command
+from pao_machines.ssh import CONTROL_NAME, SOCKET_PATH_MAX, Ssh, remote_command
 from pao_machines.targets import resolve
 
 
@@ -90,7 +90,7 @@ def test_the_ssh_command_line_never_prompts_never_trusts_and_multiplexes(tmp_pat
 def test_a_long_pao_home_keeps_its_sockets_in_a_private_folder_that_fits(tmp_path: Path) -> None:
     home = tmp_path / ("deep-" * 20) / "pao"
     folder = Ssh(home, environ={}).control_dir()
-    assert len(str(folder)) + 42 <= 100 and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert len(str(folder)) + CONTROL_NAME <= SOCKET_PATH_MAX and stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert folder.stat().st_uid == os.getuid()
     folder.chmod(0o755)
     with pytest.raises(PaoError, match="private"):

@@ -5,8 +5,10 @@ machine that is gone or silent costs at most its deadline, and spawn --on valida
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -43,6 +45,20 @@ def test_words_arrive_intact_and_one_handshake_serves_every_command(box: Box) ->
     assert _logins(box) == 1, "every command after the first must reuse the multiplexed connection"
     sockets = list(ssh.control_dir().iterdir())
     assert len(sockets) == 1 and ssh.control_dir().stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("length", [40, 46, 52, 58, 64])
+def test_the_connection_is_made_whatever_the_length_of_pao_home(box: Box, length: int) -> None:
+    """ssh binds its control socket at ``FOLDER/%C.<16 random characters>``: all of it must fit in ``sun_path``."""
+    config, machine = _machine(box)
+    base = Path(tempfile.mkdtemp(prefix="pao-h-", dir="/tmp"))
+    try:
+        home = base / ("h" * (length - len(str(base)) - len("//pao/ssh"))) / "pao"
+        assert len(str(home / "ssh")) == length
+        answer = Ssh(home, environ=box.local_env).run(machine, ["echo", "here"], timeout=20)
+        assert answer.returncode == 0 and answer.stdout == "here\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_an_unknown_host_key_is_a_one_line_refusal_that_says_how_to_add_it(box: Box) -> None:
@@ -129,3 +145,17 @@ def test_machine_check_reports_the_remote_pao_and_tmux(box: Box) -> None:
     report = json.loads(done.stdout)
     assert report["ok"] and report["remote"]["pao"] and report["remote"]["tmux"].startswith("tmux ")
     assert report["first_ms"] > 0 and report["again_ms"] > 0
+
+
+def test_attach_says_in_one_line_what_went_wrong_there_or_on_the_way(box: Box) -> None:
+    from pao_agents.registry import open_registry
+    from pao_core.models import AgentRecord
+
+    open_registry(load_config(box.local_env)).add(
+        AgentRecord("far", str(box.sshd.home / "far"), "t", "claude-code", "tmux", "pao:%0", state="busy", machine="box"))
+    gone = box.pao("attach", "far", check=False)  # the machine no longer runs it: its pao says so
+    assert gone.returncode == 1 and gone.stderr.strip().splitlines() == ["pao: no agent named 'far' (see 'pao list')"]
+    box.sshd.stop()
+    down = box.pao("attach", "far", check=False)
+    assert down.returncode == 1 and len(down.stderr.strip().splitlines()) == 1, down.stderr
+    assert down.stderr.startswith("pao: machine box is unreachable: ") and "Connection refused" in down.stderr

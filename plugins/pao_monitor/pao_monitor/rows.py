@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,15 +34,27 @@ class Row:
 
 
 def observe_all(agents: Agents) -> list[Row]:
-    """Look at every agent now (and record what changed); oldest first."""
+    """Look at every agent now (and record what changed); oldest first. An agent on another machine
+    is as ``pao list`` shows it: asked of its machine through the command routers (pao-machines)."""
+    from pao_agents.lifecycle import Observation  # loaded with the agents already
+
+    records, config = agents.registry.list(), agents.config
+    elsewhere = [record for record in records if not agents.runs_here(record)]
+    answered: dict[str, dict[str, Any]] = {}
+    for router in agents.plugins.command_routers(config) if elsewhere else ():
+        answered.update(router.observe(elsewhere, config))
     rows = []
-    machine = socket.gethostname()
-    for record in agents.registry.list():
-        observation = agents.observe(record)
-        agents.refresh(observation)
-        event = last_event(Path(agents.config.home) / "agents" / record.name / "events.jsonl")
-        rows.append(Row(observation, str(record.extra.get("machine") or machine),
-                        strip_controls(event) if event else None))
+    for record in records:
+        if record.name in answered:
+            seen = answered[record.name].get("observed") or {}
+            reason = strip_controls(str(seen["reason"])) if seen.get("reason") else None  # another machine's words
+            observation = Observation(record, strip_controls(str(seen.get("state") or "unknown")), reason,
+                                      source=str(answered[record.name].get("state_source") or "machine"))
+        else:
+            observation = agents.observe(record)
+            agents.refresh(observation)
+        event = last_event(Path(config.home) / "agents" / record.name / "events.jsonl")
+        rows.append(Row(observation, record.machine or config.machine_name(), strip_controls(event) if event else None))
     return rows
 
 

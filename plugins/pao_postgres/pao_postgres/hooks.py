@@ -14,6 +14,7 @@ from pao_postgres import BACKEND_NAME
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_postgres.backend import LongtermBackend
+    from pao_postgres.options import LongtermOptions
 
 
 @hookimpl
@@ -58,10 +59,27 @@ def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
 
 
 @hookimpl
-def pao_warm_up(purpose: str) -> None:
-    if purpose == "briefing":  # the helper that gathers: the backend's modules, numpy and the model, ahead of the topic
-        import pao_postgres.backend  # noqa: F401
+def pao_warm_up(purpose: str, config: PaoConfig) -> None:
+    if purpose != "briefing":
+        return
+    from pao_postgres.options import LongtermOptions  # its options: only when briefing
+
+    options = config.options("backends", BACKEND_NAME, LongtermOptions)
+    if not options.enabled:
+        return
+    import pao_postgres.backend  # noqa: F401  (the helper that gathers: the backend's modules, ahead of the topic)
+
+    if options.semantic and not _warm_searcher(options):  # numpy and the model only where this process will embed
         from pao_embeddings.model import available, run_before, shared_encoder
 
         if available():
             run_before(shared_encoder, None)
+
+
+def _warm_searcher(options: LongtermOptions) -> bool:
+    """Whether a server store's warm searcher embeds the topic (started by the first search if none runs)."""
+    if not options.url.strip():
+        return False
+    from pao_postgres import warm  # sockets and digests: only for a server store
+
+    return warm.enabled(options)
