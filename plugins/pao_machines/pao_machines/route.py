@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -103,10 +102,7 @@ def keep_in_step(registry: Any, record: AgentRecord, agent: dict[str, Any]) -> N
 
 def attach(config: PaoConfig, machine: Machine, record: AgentRecord) -> int:
     """``pao attach`` on a remote agent: its machine's ``pao attach`` in this terminal (``ssh -t``)."""
-    ssh = Ssh(config.home)
-    argv = ssh.argv(machine, remote_pao(machine, "attach", record.name), connect_timeout=machine.options.deadline)
-    argv.insert(1, "-t")
-    return subprocess.call(argv)
+    return Ssh(config.home).run_in_terminal(machine, remote_pao(machine, "attach", record.name))
 
 
 def broadcast(args: argparse.Namespace, config: PaoConfig) -> int | None:

@@ -18,6 +18,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -127,11 +128,29 @@ class Ssh:
         except subprocess.TimeoutExpired:
             raise MachineUnreachable(f"machine {machine.name} did not answer within {timeout:g} s") from None
         except FileNotFoundError:
-            raise PaoError(f"'{self.program}' is not installed: pao reaches other machines with OpenSSH's client") from None
+            raise self._missing() from None
         seconds = time.monotonic() - started
         if done.returncode == 255:
             raise transport_error(machine, done.stderr)
         return Answer(done.stdout, done.stderr, done.returncode, seconds)
+
+    def run_in_terminal(self, machine: Machine, remote: Sequence[str]) -> int:
+        """Run ``remote`` there in this terminal (``ssh -t``); its exit code. ssh's own failures are raised as
+        :meth:`run` raises them: the remote side's output, its errors included, comes through the terminal
+        (without one here, its stderr is passed on once it ends)."""
+        argv = self.argv(machine, remote, connect_timeout=machine.options.deadline)
+        argv.insert(1, "-t")
+        try:
+            done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, env=dict(self.environ), check=False)
+        except FileNotFoundError:
+            raise self._missing() from None
+        if done.returncode == 255:
+            raise transport_error(machine, done.stderr)
+        sys.stderr.write(done.stderr)
+        return done.returncode
+
+    def _missing(self) -> PaoError:
+        return PaoError(f"'{self.program}' is not installed: pao reaches other machines with OpenSSH's client")
 
     def close(self, machine: Machine) -> None:
         """Close the machine's multiplexed connection, if one is open (``ssh -O exit``)."""

@@ -145,3 +145,17 @@ def test_machine_check_reports_the_remote_pao_and_tmux(box: Box) -> None:
     report = json.loads(done.stdout)
     assert report["ok"] and report["remote"]["pao"] and report["remote"]["tmux"].startswith("tmux ")
     assert report["first_ms"] > 0 and report["again_ms"] > 0
+
+
+def test_attach_says_in_one_line_what_went_wrong_there_or_on_the_way(box: Box) -> None:
+    from pao_agents.registry import open_registry
+    from pao_core.models import AgentRecord
+
+    open_registry(load_config(box.local_env)).add(
+        AgentRecord("far", str(box.sshd.home / "far"), "t", "claude-code", "tmux", "pao:%0", state="busy", machine="box"))
+    gone = box.pao("attach", "far", check=False)  # the machine no longer runs it: its pao says so
+    assert gone.returncode == 1 and gone.stderr.strip().splitlines() == ["pao: no agent named 'far' (see 'pao list')"]
+    box.sshd.stop()
+    down = box.pao("attach", "far", check=False)
+    assert down.returncode == 1 and len(down.stderr.strip().splitlines()) == 1, down.stderr
+    assert down.stderr.startswith("pao: machine box is unreachable: ") and "Connection refused" in down.stderr
