@@ -122,8 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser = build_parser(None, None, catalog=catalog)
             parser.parse_args(argv)
             return _usage(parser)
-        light = next((entry[3] for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
-        answered = load_object(light)(argv, catalog) if light else None
+        entry = next((entry for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
+        for function in catalog.get("ahead", {}).get(entry[0], ()) if entry else ():  # type: ignore[union-attr]
+            try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
+                load_object(function)(argv)
+            except Exception:  # noqa: BLE001
+                pass
+        answered = load_object(entry[3])(argv, catalog) if entry and entry[3] else None
         if answered is not None:  # the command answered before any plugin loaded (its parser's ``light``)
             return answered
         from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use

@@ -60,6 +60,11 @@ def pao_command_routers(config: PaoConfig) -> Iterable[CommandRouter] | None:
 
 
 @hookspec
+def pao_ahead(command: str) -> Iterable[str] | None:
+    """Name what ``pao COMMAND`` starts before any plugin loads: ``"module:function"``, called with the arguments."""
+
+
+@hookspec
 def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
 

@@ -163,7 +163,10 @@ def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
             tables = None
             break
         tables.append([table.kind, table.name, options, dict(table.env)])
+    ahead = {name: sorted({function for found in manager.hook.pao_ahead(command=name) if isinstance(found, (list, tuple))
+                           for function in found if isinstance(function, str)}) for name, *_ in commands}
     if plugins.failures:
         return None
     version = next((source.version for _, _, source in registered if source.default), None)
-    return {"plugins": entries, "commands": commands, "tables": tables, "version": version}
+    return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
+            "ahead": {name: functions for name, functions in ahead.items() if functions}}

@@ -3,12 +3,16 @@ retrieval mode runs and why (for ``pao doctor`` and the stores' statistics)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import attrs
 
-from pao_embeddings import model
+from pao_embeddings import ahead, model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,7 +32,8 @@ _matrices_lock = threading.Lock()
 
 
 def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, bytes]]], topic: str, *,
-            floor: float, limit: int, standard_floor: float = 0.0, deadline: float | None) -> list[tuple[int, float]]:
+            floor: float, limit: int, standard_floor: float = 0.0, deadline: float | None,
+            sql: str | None = None) -> list[tuple[int, float]]:
     """``(key, cosine)`` of a store's stored vectors nearest ``topic``, best first (see :func:`above_floor`).
 
     ``read`` returns the store's ``(key, float32 bytes)`` rows; it runs in the caller's
@@ -37,7 +42,15 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
     topic's vector, the product) runs on a worker thread: when it is not done by
     ``deadline`` the answer is empty, and the caller's lexical hits go out alone and in
     time. A broken model raises :class:`model.EmbeddingsUnavailable`.
+
+    ``sql``: the statement that reads the same rows from the SQLite file ``store``; with it,
+    the helper process of :mod:`pao_embeddings.ahead`, when one runs, does all of this.
     """
+    if sql is not None and deadline is not None:
+        found = ahead.run(functools.partial(nearest_in_file, store, generation, sql, topic, floor=floor, limit=limit,
+                                            standard_floor=standard_floor, deadline=deadline), deadline)
+        if found is not ahead.NOT_SENT:
+            return found
     with _matrices_lock:
         cached = _matrices.get(store)
     if cached is not None and cached.generation != generation:
@@ -53,6 +66,33 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
 
     found = model.run_before(search, deadline)
     return found or []
+
+
+def nearest_in_file(store: str, generation: str, sql: str, topic: str, *, floor: float, limit: int,
+                    standard_floor: float, deadline: float) -> list[tuple[int, float]]:
+    """:func:`nearest`, reading the rows with ``sql`` from the SQLite file ``store`` on a connection of its own
+    (in the helper, or here when it is gone); empty once ``deadline`` has passed."""
+    if time.monotonic() >= deadline:
+        return []
+
+    def read() -> list[tuple[int, bytes]]:
+        import sqlite3  # the helper's own reading: imported there
+
+        with contextlib.closing(sqlite3.connect(f"{Path(store).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            return conn.execute(sql).fetchall()
+
+    return nearest(store, generation, read, topic, floor=floor, limit=limit, standard_floor=standard_floor,
+                   deadline=deadline)
+
+
+def prepare(topic: str, deadline: float) -> None:
+    """Make ``topic``'s vector now, for :func:`nearest` (in the helper when one runs)."""
+    if ahead.run(functools.partial(_encoded, topic), deadline) is ahead.NOT_SENT:
+        model.encode_topic(topic)
+
+
+def _encoded(topic: str) -> None:
+    model.encode_topic(topic)  # kept by the encoder; the vector itself stays in the process that made it
 
 
 def _build(store: str, generation: str, stored: Sequence[tuple[int, bytes]]) -> Matrix:

@@ -26,6 +26,11 @@ def pao_memory_backends(config: PaoConfig) -> list[MemoryBackend]:
 
 
 @hookimpl
+def pao_ahead(command: str) -> list[str]:
+    return ["pao_historyworker:before_brief"] if command == "brief" else []  # the vector searches' helper
+
+
+@hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     add_history_commands(subparsers)
 

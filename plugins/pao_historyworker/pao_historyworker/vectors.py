@@ -103,8 +103,8 @@ def nearest(
         return []
 
     store = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    statement = "SELECT rowid, vector FROM vectors ORDER BY rowid"
     return similar.nearest(
-        store, meta_value(conn, "generation") or "",
-        lambda: conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall(),
-        topic, floor=floor, limit=limit, standard_floor=standard_floor, deadline=deadline,
+        store, meta_value(conn, "generation") or "", lambda: conn.execute(statement).fetchall(),
+        topic, floor=floor, limit=limit, standard_floor=standard_floor, deadline=deadline, sql=statement if store else None,
     )

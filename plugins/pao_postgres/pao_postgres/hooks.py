@@ -33,6 +33,11 @@ def pao_memory_backends(config: PaoConfig) -> list[LongtermBackend]:
 
 
 @hookimpl
+def pao_ahead(command: str) -> list[str]:
+    return ["pao_postgres:before_brief"] if command == "brief" else []  # the vector searches' helper
+
+
+@hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     from pao_postgres.commands import add_memory_commands  # `pao memory`: only when its parser is built
 

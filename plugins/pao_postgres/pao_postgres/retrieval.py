@@ -159,7 +159,7 @@ def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, dead
             # not needed until this runs: start-up stays light
             from pao_postgres.vectors import nearest, vector_meta, with_vector_hits
 
-            meta = vector_meta(rows, options, topic.text, sqlite=sqlite)
+            meta = vector_meta(rows, options, topic.text, deadline, sqlite=sqlite)
         key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
         aside = _vectors_aside(options, key, topic, method, deadline, meta) if meta and lexical and not sqlite else None
         kept: list[Any] = []

@@ -178,21 +178,27 @@ def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
     return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
 
 
-def vector_meta(rows: Rows, options: LongtermOptions, topic: str, *, sqlite: bool) -> dict[str, str]:
+def vector_meta(rows: Rows, options: LongtermOptions, topic: str, deadline: float, *, sqlite: bool) -> dict[str, str]:
     """The store's vector generation and count (empty: no semantic search here). When the store
     has vectors, the topic's vector starts being made at once on a worker thread, so the model
-    loads while the lexical search waits for its server; :func:`nearest` then finds it made."""
+    loads while the lexical search waits for its server; :func:`nearest` then finds it made
+    (in the helper of :mod:`pao_embeddings.ahead` when it will search there: a file without cells)."""
     if not options.semantic or not topic.strip() or not model.available():
         return {}
     meta = _meta(rows, names_for(options, sqlite=sqlite), sqlite)
     if int(meta.get("count", 0)) > 0:
-        threading.Thread(target=_embed_early, args=(topic,), name="pao-embed-topic-early", daemon=True).start()
+        in_file = sqlite and "cells" not in meta
+        threading.Thread(target=_embed_early, args=(topic, deadline - TOPIC_RESERVE if in_file else None),
+                         name="pao-embed-topic-early", daemon=True).start()
     return meta
 
 
-def _embed_early(topic: str) -> None:
+def _embed_early(topic: str, in_file_by: float | None) -> None:
     with contextlib.suppress(Exception):  # nearest() meets any failure again and handles it
-        model.encode_topic(topic)
+        if in_file_by is None:
+            model.encode_topic(topic)
+        else:
+            similar.prepare(topic, in_file_by)
 
 
 def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
@@ -215,11 +221,11 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: 
     if "generation" not in meta or not 0 < int(meta.get("count", 0)) <= SCAN_LIMIT:
         return []
     try:
+        statement = f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id"
         return similar.nearest(
-            key, meta["generation"],
-            lambda: rows(f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id", {}),
-            topic, floor=method.vector_floor, limit=method.vector_candidates,
-            standard_floor=method.vector_standard_floor, deadline=deadline - TOPIC_RESERVE,
+            key, meta["generation"], lambda: rows(statement, {}), topic, floor=method.vector_floor,
+            limit=method.vector_candidates, standard_floor=method.vector_standard_floor,
+            deadline=deadline - TOPIC_RESERVE, sql=statement if sqlite else None,
         )
     except model.EmbeddingsUnavailable:
         return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)

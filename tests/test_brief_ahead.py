@@ -1,0 +1,154 @@
+"""``pao brief`` ranks the stores' vectors in a helper forked before pao loads (``pao_ahead``).
+
+As a user runs it (from the plugin index, after a first run): pao's own process never
+imports numpy, and the briefing is the one the library composes in one process. At the
+library level (a script of its own, since the helper is a fork): the helper answers what an
+in-process search answers, one that died costs time only, one that is late costs the vectors
+and is reaped, and a configuration that turns semantic search off starts none. The real
+model, the real embedded stores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pao_core.config import load_config
+from pao_core.gather import brief
+from pao_core.plugins import get_plugins
+
+pytestmark = pytest.mark.embeddings
+
+MEMORY = Path(__file__).resolve().parent / "data" / "eval2" / "memory.jsonl"
+PARAPHRASE = "the ferry app crashes on old handsets"
+CRASH_RELEASE = "obs:ferrypass Play Console#3"
+"""Only the vectors find it for PARAPHRASE (plugins/pao_postgres/tests/test_longterm_semantic.py)."""
+SQL = "SELECT rowid, vector FROM vectors ORDER BY rowid"
+TEXTS = ("The ferry app crashed on Android 8 phones, so the release was halted.",
+         "Timetables are cached for offline use on the boat.",
+         "Wine pairs well with roast lamb.", "Knit the sweater with a cable pattern.")
+
+
+def brief_json(pao, *args: str) -> tuple[dict, str]:
+    done = pao("-X", "importtime", "-m", "pao_core", "brief", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+@pytest.fixture
+def python(pao_config_file: Path):
+    """``python ARGS`` with this test's environment (``-m pao_core``: the ``pao`` command, as installed)."""
+    del pao_config_file
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **(env or {})})
+
+    return run
+
+
+@pytest.mark.hook("pao_ahead")
+def test_the_vectors_are_ranked_in_a_helper_and_the_briefing_is_unchanged(python) -> None:
+    imported = python("-m", "pao_core", "memory", "import", str(MEMORY))  # the first run writes the plugin index
+    assert imported.returncode == 0, imported.stderr
+
+    shown, imports = brief_json(python, PARAPHRASE)
+
+    assert CRASH_RELEASE in [item["id"] for item in shown["items"]], "the vectors' hit is missing"
+    assert "numpy" not in {line.split("|")[-1].strip() for line in imports.splitlines()}, "pao's process imported numpy"
+    assert shown["backends"]["longterm"]["status"] == "ok", shown["backends"]
+    in_one_process = brief(PARAPHRASE, config=load_config(), plugins=get_plugins())
+    assert [(item["id"], item["score"]) for item in shown["items"]] == [
+        (item.id, item.score) for item in in_one_process.items]
+    assert shown["content_hash"] == in_one_process.content_hash
+
+
+def test_no_helper_when_the_configuration_turns_semantic_search_off(python, pao_config_file: Path) -> None:
+    started = "import sys, pao_embeddings.ahead as ahead, {0}; {0}.before_brief(['brief', 'topic']); print(ahead.running())"
+    assert [python("-c", started.format(plugin)).stdout.strip() for plugin in ("pao_postgres", "pao_historyworker")] == [
+        "True", "True"]
+
+    pao_config_file.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nurl = 'http://127.0.0.1:9'\n")
+
+    assert [python("-c", started.format(plugin)).stdout.strip() for plugin in ("pao_postgres", "pao_historyworker")] == [
+        "False", "False"]
+    assert python("-c", started.format("pao_postgres"), env={"PAO_POSTGRES_URL": "postgresql://h/db"}).stdout.strip() == "False"
+
+
+SCRIPT = textwrap.dedent("""
+    import json, os, signal, sys, time
+    from pao_embeddings import ahead, similar
+    store, case, topic = sys.argv[1:]
+    ahead.before_brief(["brief", topic], "longterm", "PAO_NO_SUCH_URL")
+    pid = ahead._helper.pid
+    if case == "dead":
+        os.kill(pid, signal.SIGKILL)
+    if case == "late":
+        os.kill(pid, signal.SIGSTOP)
+    def not_here():
+        raise AssertionError("the caller's rows were read")
+    started = time.monotonic()
+    found = similar.nearest(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
+                            sql=%r)
+    print(json.dumps({"found": found, "numpy": "numpy" in sys.modules, "helper": ahead.running(), "pid": pid,
+                      "seconds": time.monotonic() - started}))
+""" % SQL)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    from pao_embeddings.model import shared_encoder
+
+    path = tmp_path / "vectors.sqlite3"
+    vectors = shared_encoder().encode(list(TEXTS))
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+        conn.executemany("INSERT INTO vectors VALUES (?, ?)", [(n, v.tobytes()) for n, v in enumerate(vectors, 1)])
+    conn.close()
+    return path
+
+
+def searched(python, store: Path, case: str) -> dict:
+    done = python("-c", SCRIPT, str(store), case, PARAPHRASE)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def in_this_process(store: Path) -> list[list[float]]:
+    from pao_embeddings import similar
+
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute(SQL).fetchall()
+    conn.close()
+    found = similar.nearest(f"{store}-here", "1", lambda: rows, PARAPHRASE, floor=0.0, limit=3, deadline=None)
+    return [list(hit) for hit in found]
+
+
+def test_the_helper_answers_what_a_search_here_answers(python, store: Path) -> None:
+    answer = searched(python, store, "alive")
+
+    assert answer["found"] == in_this_process(store) and answer["found"][0][0] == 1
+    assert answer["numpy"] is False and answer["helper"] is True
+
+
+def test_a_dead_helper_costs_time_only(python, store: Path) -> None:
+    answer = searched(python, store, "dead")
+
+    assert answer["found"] == in_this_process(store)
+    assert answer["numpy"] is True and answer["helper"] is False, "the search ran here"
+
+
+def test_a_late_helper_costs_the_vectors_and_is_reaped(python, store: Path) -> None:
+    answer = searched(python, store, "late")
+
+    assert answer["found"] == [] and answer["helper"] is False
+    assert answer["seconds"] < 30
+    with pytest.raises(ProcessLookupError):
+        os.kill(answer["pid"], 0)
