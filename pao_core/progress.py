@@ -12,8 +12,6 @@ import threading
 import time
 from typing import IO, Any
 
-from pao_core.sanitize import strip_controls
-
 CLEAR = "\r\x1b[K"
 
 
@@ -69,6 +67,8 @@ class Progress:
 
     def _draw(self) -> None:
         elapsed = time.monotonic() - self._started
+        from pao_core.sanitize import strip_controls  # its patterns: only a line drawn on a terminal needs them
+
         text = strip_controls(f"{self.label}: {self.detail}" if self.detail else self.label)
         line = f"pao: {text} ({elapsed:.0f} s)"
         width = shutil.get_terminal_size().columns - 1  # a wrapped line could not be redrawn in place

@@ -45,3 +45,15 @@ def test_scripts_install_puts_pao_and_every_plugin_on_a_path(tmp_path: Path) -> 
     # the sentence model came along (installed without its torch dependencies)
     assert json.loads(run("memory", "stats", "--json").stdout)["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
     assert str(ROOT) not in Path(pao).resolve().as_posix()  # its own environment, not the checkout's .venv
+
+
+def test_the_readme_s_install_command_names_every_plugin_the_script_installs() -> None:
+    """A user who types the README's command instead of running scripts/install gets the same set (a missing
+    pao_embeddings, not on PyPI, makes uv's resolution fail)."""
+    import re
+
+    script = (ROOT / "scripts" / "install").read_text(encoding="utf-8")
+    installed = re.search(r"^PLUGINS=\(([^)]*)\)", script, re.M)
+    assert installed is not None
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"--with \./plugins/(\w+)", readme)) == set(installed[1].split())

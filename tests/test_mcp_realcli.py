@@ -9,6 +9,7 @@ loopback-only network namespace: scripts/test provides one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -67,6 +68,15 @@ def _tool_result(request) -> str:  # noqa: ANN001 - a MessagesRequest
                 content = block.get("content")
                 texts.append(json.dumps(content) if not isinstance(content, str) else content)
     return "\n".join(texts)
+
+
+def _function_responses(body: dict) -> str:
+    """The tool results in a Gemini request (``functionResponse`` parts) or a Codex one (``function_call_output``
+    items), as JSON text: not the briefing around them, which holds the memory too."""
+    parts = [part for content in body.get("contents") or [] for part in content.get("parts") or []
+             if isinstance(part, dict) and "functionResponse" in part]
+    items = [item for item in body.get("input") or [] if isinstance(item, dict) and item.get("type") == "function_call_output"]
+    return json.dumps(parts + items)
 
 
 @pytest.fixture
@@ -158,9 +168,8 @@ def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
             record = json.loads(_pao(env, "spawn", "LOOK-IT-UP for the billing exporter", "--folder",
                                      str(_folder(pao_home, "billing")), "--host", host, "--json").stdout)
             assert record["extra"]["mcp"] == ["pao"]
-            output = "function_call_output" if host == "codex" else "functionResponse"
-            sent = stub.wait_for(lambda r: output in json.dumps(r.body) and marker in json.dumps(r.body), 240)
-            assert sent is not None, f"no request carried pao's tool result: {[r.path for r in stub.requests]}"
+            sent = stub.wait_for(lambda r: marker in _function_responses(r.body), 240)
+            assert sent is not None, f"no request carried pao's tool result: {[_function_responses(r.body) for r in stub.requests]}"
         finally:
             if record.get("pid"):
                 try:
@@ -202,3 +211,69 @@ def test_resume_wires_the_session_mcp_server_again(claude_run: dict[str, str], a
     assert [event.get("source") for event in starts][-1] == "resume", "the resumed session reported through pao's hooks"
     assert {event["session_id"] for event in starts} == {spawned["session_id"]}, "the same session, resumed"
     _pao(env, "kill", "again", timeout=60)
+
+
+def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes_the_user_s_own(tmp_path: Path) -> None:
+    """Gemini CLI run by an account that is not root (the sshd recipe's account, its own HOME, the default
+    PAO_HOME): Gemini skips a system-defaults file that root does not own, so pao writes none, says so and
+    records no server; the server the user registered once in ~/.gemini/settings.json (docs/mcp.md) answers."""
+    from pao_testing.sshd import loopback_sshd
+    from pao_testing.two_machines import remote_runtime
+
+    fail_unless_loopback_only()
+    case = CASES["gemini"]
+    assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
+    marker = f"LEDGER-{uuid.uuid4().hex[:6]}"
+    socket = f"pao-test-{os.getpid()}-mcp-user"
+    with loopback_sshd() as account, case.make_stub() as stub:
+        runtime = remote_runtime(account, None)
+        stub.tool_trigger = "LOOK-IT-UP"
+        stub.tool_call = ("search_memory", {"query": "billing exporter retry ledger"})
+        env = {**case.user_setup(account.home, stub), "PAO_LOAD_PLUGINS": PLUGINS, "PAO_TMUX_SOCKET": socket,
+               case.command_variable: str(case.binary), "TERM": "xterm-256color"}
+        for name in ("first", "second"):
+            (account.home / name).mkdir()
+        account.give(account.home)
+
+        def pao(*args: str) -> subprocess.CompletedProcess[str]:
+            done = account.run_remote([*runtime.pao, *args], env=env, timeout=240)
+            assert done.returncode == 0, f"pao {' '.join(args)}: {done.stderr}"
+            return done
+
+        def tool_result(after: frozenset[int] = frozenset()) -> str:
+            found = stub.wait_for(lambda r: id(r) not in after and _function_responses(r.body) != "[]", 240)
+            assert found is not None, f"Gemini CLI called no tool: {[r.path for r in stub.requests]}"
+            return _function_responses(found.body)
+
+        assert account.run_remote(["id", "-u"]).stdout.strip() != "0"
+        pao("memory", "add", "billing exporter", f"the retry ledger is {marker}.csv")
+        pids: list[int] = []
+        try:
+            spawned = pao("spawn", "LOOK-IT-UP for the billing exporter", "--folder", str(account.home / "first"),
+                          "--host", "gemini", "--json")
+            record = json.loads(spawned.stdout)
+            pids.append(record["pid"])
+            assert record["extra"]["mcp"] == [], "no server is claimed that Gemini CLI would not start"
+            assert "pao: this Gemini CLI session has no pao MCP tools: Gemini CLI reads a system settings file only " \
+                   "when root owns it" in spawned.stderr
+            assert not list((account.home / ".local" / "share" / "pao").rglob("gemini-system-defaults.json"))
+            assert "not found" in tool_result(), "Gemini CLI had no pao server in that session"
+            pao("kill", "first")
+
+            # the user registers pao mcp once, as docs/mcp.md shows
+            settings = json.loads((account.home / ".gemini" / "settings.json").read_text())
+            settings["mcpServers"] = {"pao": {"command": runtime.python, "args": ["-m", "pao_core", "mcp", "--agent", "me"],
+                                              "trust": True}}
+            (account.home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+            earlier = frozenset(id(request) for request in stub.requests)
+            record = json.loads(pao("spawn", "LOOK-IT-UP for the billing exporter", "--folder",
+                                    str(account.home / "second"), "--host", "gemini", "--json").stdout)
+            pids.append(record["pid"])
+            assert marker in tool_result(earlier), "the user's own registration of pao mcp answered"
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(os.getpgid(pid), signal.SIGKILL)  # Gemini CLI outlives the hang-up
+            for name in ("first", "second"):
+                account.run_remote([*runtime.pao, "kill", name], env=env)
+            account.run_remote(["tmux", "-L", socket, "kill-server"], env=env)

@@ -1,11 +1,12 @@
-"""What ``pao spawn`` starts before it reads its configuration: the briefing's helper process (the parser's ``light``).
+"""What ``pao spawn`` starts before it parses its command line: the briefing's helper process (the parser's ``light``).
 
 Most of a spawn's time is spent importing: the plugin host and the configuration in pao's
-own process, numpy, the sentence model and the stores for the briefing. The second core is
-idle while pao loads its configuration, so the ``pao spawn`` command forks a helper from
-the plugin index alone (:func:`pao_agents.forked.helper`) that warms up at once (the
-``pao_warm_up`` hook, purpose ``briefing``, with the stores' options it reads itself: the
-stores' modules imported, numpy and the model loaded where a store searches with them here). :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
+own process, numpy, the sentence model and the stores for the briefing. So the ``pao
+spawn`` command reads its configuration from the plugin index alone and forks a helper
+(:func:`pao_agents.forked.helper`) that warms up at once (the ``pao_warm_up`` hook, purpose
+``briefing``: the stores' modules imported, numpy and the model loaded where a store
+searches with them in this process) on the second core, while pao builds its parser and
+checks the request. :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
 configuration once they are valid, and the helper gathers and composes the briefing while
 pao checks the host and the terminal, reserves the name and opens the window.
 
@@ -44,27 +45,27 @@ def before_spawn(argv: Sequence[str], index: Mapping[str, Any]) -> None:
     gc.disable()  # a spawn's objects live as long as it does: collecting them while it imports costs ~15 ms
     if any(arg.split("=", 1)[0] in NOT_HERE for arg in argv):
         return None
-    import pao_core.config  # noqa: F401  (as below: the helper reads the configuration it is sent)
     import pao_core.models  # noqa: F401  (as below)
-    from pao_core.plugins import get_plugins  # what the command loads next: forked now, the helpers share it
+    from pao_core.config import load_config  # what the command loads next: done now, the helpers share it
+    from pao_core.errors import ConfigError
+    from pao_core.plugins import get_plugins  # (as above)
 
-    get_plugins(dict(index))  # type: ignore[arg-type]
+    plugins = get_plugins(dict(index))  # type: ignore[arg-type]
+    try:  # the command loads it again, from the converters built here (a few ms), and says what is wrong with it
+        config = load_config(tables=plugins.config_tables(), strict_tables=plugins.complete)
+    except ConfigError:
+        return None  # the command ends at once: no helper
     for purpose in PURPOSES:
-        started = forked.helper(functools.partial(_warm_up, purpose))
+        started = forked.helper(functools.partial(_warm_up, purpose, config))
         if started is not None:
             _helpers[purpose] = started
     return None
 
 
-def _warm_up(purpose: str) -> None:
-    from pao_core.config import load_config  # loaded: the helper was forked after it
-    from pao_core.plugins import get_plugins  # (as above)
+def _warm_up(purpose: str, config: PaoConfig) -> None:
+    from pao_core.plugins import get_plugins  # loaded: the helper was forked after it
 
     plugins = get_plugins()
-    # what the plugins warm up depends on their stores' options: the memory tables are read here (pao checks the
-    # whole file meanwhile; a terminal's table would import its driver); an unreadable file: no warm-up
-    memory = [table for table in plugins.config_tables() if table.kind == "backends"]
-    config = load_config(tables=memory, strict_tables=False)
     plugins.load("pao_warm_up")
     plugins.manager.hook.pao_warm_up(purpose=purpose, config=config)
 

@@ -10,6 +10,7 @@ its own ``files``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -92,6 +93,31 @@ def codex_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[st
     return McpWiring((*codex_overrides(servers), *extra))
 
 
+def gemini_refusal(path: Path) -> str | None:
+    """Why Gemini CLI would skip ``path`` as a system-defaults file (its own rule since 0.61: the file and every
+    folder above it owned by root, none writable by group or others), or ``None``: it reads it."""
+    if os.name != "posix":
+        return None
+    if os.geteuid() != 0:
+        return "Gemini CLI reads a system settings file only when root owns it, and pao runs as you"
+    for place in [path.parent, *path.parent.parents]:
+        try:
+            info = os.stat(place)
+        except FileNotFoundError:
+            continue  # made by pao, as root
+        if info.st_uid != 0 or info.st_mode & 0o022:
+            return f"{place} is not root's alone (Gemini CLI wants every folder above the file owned by root, not group- or world-writable)"
+    return None
+
+
 def gemini_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
+    """The per-agent system-defaults file; none when Gemini CLI would skip it (then pao says so, once, and the
+    record lists no servers): a user who is not root registers ``pao mcp`` once in ``~/.gemini/settings.json``."""
+    path = folder / GEMINI_DEFAULTS
+    refused = gemini_refusal(path)
+    if refused:
+        print(f"pao: this Gemini CLI session has no pao MCP tools: {refused}; register pao mcp in "
+              "~/.gemini/settings.json once instead (docs/mcp.md)", file=sys.stderr)
+        return McpWiring()
     files = {GEMINI_DEFAULTS: gemini_defaults(servers, environ)}
-    return McpWiring(files=files, env={"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(folder / GEMINI_DEFAULTS)})
+    return McpWiring(files=files, env={"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)})

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from pao_core.config import load_config
+from pao_core.contracts import McpWiring
 from pao_core.hookspecs import hookimpl
 from pao_core.models import SpawnRequest
 from pao_core.plugins import build_plugins
@@ -60,3 +62,28 @@ def test_another_plugins_profile_of_the_same_name_comes_first(tmp_path: Path) ->
     hosts = plugins.host_agents(load_config(environ={"PAO_HOME": str(tmp_path)}))
     assert sorted(host.name for host in hosts) == sorted(HOSTS)
     assert type(next(host for host in hosts if host.name == "codex")) is MyCodex
+
+
+def test_gemini_gets_a_system_defaults_file_only_where_it_reads_one(tmp_path: Path) -> None:
+    """Gemini CLI skips a system-defaults file unless root owns it and every folder above it, none writable by
+    group or others: pao wires its MCP server through one only then (tests/test_mcp_realcli.py runs both)."""
+    from pao_core.contracts import McpServer
+    from pao_hosts.mcp import gemini_refusal, gemini_wiring
+
+    server = McpServer("pao", "/usr/bin/python3", ("-m", "pao_core", "mcp"))
+    if os.geteuid() != 0:
+        assert "only when root owns it" in (gemini_refusal(tmp_path / "agent" / "x.json") or "")
+        assert gemini_wiring([server], tmp_path / "agent", {}) == McpWiring()
+        return
+    below_tmp = tmp_path / "agent"  # /tmp is writable by everyone
+    assert "not root's alone" in (gemini_refusal(below_tmp / "x.json") or "")
+    assert gemini_wiring([server], below_tmp, {}) == McpWiring()
+    private = Path(__file__).resolve().parents[3] / "build" / f"gemini-{os.getpid()}"
+    private.mkdir(parents=True, mode=0o700, exist_ok=True)
+    try:
+        assert gemini_refusal(private / "x.json") is None
+        wiring = gemini_wiring([server], private, {})
+        assert wiring.env == {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(private / "gemini-system-defaults.json")}
+        assert json.loads(wiring.files["gemini-system-defaults.json"])["mcpServers"]["pao"]["trust"] is True
+    finally:
+        private.rmdir()

@@ -164,11 +164,16 @@ def run(spec: dict[str, Any]) -> int:
     if folder is None:
         return 1
     files = warm.paths(folder, spec["key"])
-    lock = open(files["lock"], "a+", opener=lambda path, flags: os.open(path, flags, 0o600))
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return 0  # another searcher of this key runs or starts
+    while True:
+        lock = open(files["lock"], "a+", opener=lambda path, flags: os.open(path, flags, 0o600))
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # another searcher of this key runs or starts
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(files["lock"]).st_ino == os.fstat(lock.fileno()).st_ino:
+                break
+        lock.close()  # removed by a sweep (warm.sweep) between the open and the lock: take the new file
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n")
     lock.flush()
@@ -179,6 +184,7 @@ def run(spec: dict[str, Any]) -> int:
         searcher.warm_up()
         searcher.bind()
         files["error"].unlink(missing_ok=True)
+        warm.sweep(folder, spec["key"])  # what searchers of earlier settings or code left behind
     except Exception as exc:  # noqa: BLE001 - any failure to start is reported the same way
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         from pao_core.sanitize import mask_url  # a URL in the reason keeps no password

@@ -286,6 +286,34 @@ def stop_all(deadline: float) -> list[int]:
     return stopped
 
 
+def sweep(folder: Path, key: str) -> list[str]:
+    """Remove what searchers of other keys (settings or code since changed) left in ``folder``: each
+    ``lt-<key>.lock`` no process holds, with its socket, slow marker and an old start error. A lock is
+    removed only while this process holds it and is still the file at its path; names not of this
+    module's shape are never touched. The stems removed."""
+    import fcntl  # POSIX only: the searchers' locks
+    import re  # only here: a background searcher's chore
+
+    removed = []
+    for lock in folder.glob("lt-*.lock"):
+        if lock.stem == f"lt-{key[:20]}" or not re.fullmatch(r"lt-[0-9a-f]{20}", lock.stem):
+            continue
+        try:
+            with open(lock, "r+") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a searcher runs or starts
+                if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
+                    continue  # replaced meanwhile: the new one is someone's
+                for part in ("sock", "slow", "error"):
+                    sibling = lock.with_suffix("." + part)
+                    if part != "error" or not _recent(sibling, RETRY_START_S):
+                        sibling.unlink(missing_ok=True)
+                lock.unlink()
+        except OSError:  # held (BlockingIOError), gone, or not ours to remove
+            continue
+        removed.append(lock.stem)
+    return removed
+
+
 def _ask_socket(path: Path, message: dict[str, Any], deadline: float) -> dict[str, Any] | None:
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:

@@ -315,6 +315,35 @@ def test_idle_exit_and_the_stop_command(store: Store, pao_env: Path) -> None:
     assert cli.pao_json("memory", "searcher", "status")["running"] is False
 
 
+def test_a_new_searcher_removes_the_files_earlier_settings_left_and_nothing_held_or_not_its_own(store: Store) -> None:
+    store.search("gus acetone", warm_searcher_idle_s=10)
+    earlier = store.wait_running(warm_searcher_idle_s=10)["pid"]
+    assert _wait_gone(earlier, 40)  # idle: it exits, and its lock stays (its settings may come back)
+    stale = store.files(warm_searcher_idle_s=10)
+    assert stale["lock"].exists()
+    stale["slow"].touch()
+    folder = warm.runtime_dir()
+    held = folder / f"lt-{'0' * 20}.lock"  # a searcher of other settings, still starting: its lock is held
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)", str(held)],
+                              stdout=subprocess.PIPE, text=True)
+    foreign = [folder / "lt-notakey.lock", folder / "notes.txt"]
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        for path in foreign:
+            path.write_text("not the searcher's\n")
+        store.search("gus acetone")  # other settings (the default idle time): another key, another searcher
+        store.wait_running()
+        assert not any(stale[part].exists() for part in ("lock", "sock", "slow")), os.listdir(folder)
+        assert held.exists() and all(path.exists() for path in foreign)
+        assert store.files()["lock"].exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        for path in foreign:
+            path.unlink(missing_ok=True)
+
+
 @pytest.mark.embeddings
 def test_results_through_the_searcher_equal_in_process_on_the_eval_corpus(store: Store) -> None:
     """Semantic + lexical (the default), every query of the eval corpus: identical items either way."""

@@ -25,7 +25,7 @@ import attrs
 from pao_agents.launch import discard_spec, launcher_argv, write_spec
 from pao_core.contracts import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
-from pao_tmux.panes import NO_SERVER, SOCKET_NAME, USER_DEFAULT_SERVER, split_target
+from pao_tmux.panes import NO_SERVER, SOCKET_NAME, USER_DEFAULT_SERVER, socket_args, split_target
 from pao_tmux.screens import DEAD_NOTICE
 
 if TYPE_CHECKING:
@@ -97,13 +97,17 @@ class TmuxDriver(TerminalDriver):
         start_dir = folder.replace("#", "##")
         window_args = ["-n", name, "-c", start_dir, "-P", "-F", "#{pane_id}", "--", *launcher_argv(spec_path), ";"]
         window_args += ["set-option", "-w", "remain-on-exit", "on"]
+        socket = self.options.socket
         try:
-            server = self._server()
-            pane_id = self._check(self._new_window(server, window_args), f"start window {name!r}", server)[0].strip()
+            pane_id = self._check(self._new_window(window_args), f"start window {name!r}", socket)[0].strip()
         except BaseException:
             discard_spec(spec_path)
             raise
-        return f"{self.options.socket}:{pane_id}"
+        return f"{socket}:{pane_id}"
+
+    def prepare(self) -> None:
+        """libtmux imported (the window was opened without it: :func:`_tmux`)."""
+        import libtmux  # noqa: F401  (heavy: loaded while pao waits, not before the window)
 
     def paste(self, target: str, text: str) -> None:
         """Paste ``text`` as one bracketed paste (the program sees it as pasted, not typed)."""
@@ -187,19 +191,20 @@ class TmuxDriver(TerminalDriver):
 
     # -- machinery -------------------------------------------------------------------
 
-    def _new_window(self, server: libtmux.Server, window_args: list[str]) -> Any:
+    def _new_window(self, window_args: list[str]) -> Any:
         """A window in pao's session, making the session (and server) when missing.
 
         Retried briefly: when the last window closes, the session and then the server
-        go away in the background, and a command arriving meanwhile fails.
+        go away in the background, and a command arriving meanwhile fails. Run as
+        libtmux's ``Server.cmd`` runs it, without libtmux (:func:`_tmux`).
         """
         size = ["-x", str(self.options.width), "-y", str(self.options.height)]
         give_up = time.monotonic() + SPAWN_RETRY_SECONDS
         while True:
-            result = server.cmd("new-window", "-t", f"={self.options.session}:", *window_args)
+            result = _tmux(self.options.socket, "new-window", "-t", f"={self.options.session}:", *window_args)
             if result.returncode == 0 or not _missing_session(result.stderr):
                 return result
-            result = server.cmd("new-session", "-d", "-s", self.options.session, *size, *window_args)
+            result = _tmux(self.options.socket, "new-session", "-d", "-s", self.options.session, *size, *window_args)
             if result.returncode == 0 or time.monotonic() > give_up:
                 return result
             time.sleep(0.02)
@@ -226,16 +231,43 @@ class TmuxDriver(TerminalDriver):
         return self._server(parts[0]), parts[1]
 
     @staticmethod
-    def _check(result: Any, doing: str, server: libtmux.Server) -> list[str]:
+    def _check(result: Any, doing: str, server: libtmux.Server | str) -> list[str]:
         if result.returncode == 0:
             return list(result.stdout)
         message = " ".join(result.stderr) or f"exit status {result.returncode}"
         if any(marker in message for marker in NO_SERVER):
-            socket = server.socket_name or USER_DEFAULT_SERVER
+            socket = server if isinstance(server, str) else server.socket_name or USER_DEFAULT_SERVER
             raise TmuxError(f"cannot {doing}: the tmux server {socket!r} is not running")
         if _gone(result.stderr):
             raise TmuxError(f"cannot {doing}: its tmux window is gone")
         raise TmuxError(f"cannot {doing}: tmux: {message}")
+
+
+@attrs.frozen
+class _Ran:
+    """A tmux command's outcome, as libtmux's ``tmux_cmd`` gives it: exit status, output lines, error lines."""
+
+    returncode: int
+    stdout: list[str]
+    stderr: list[str]
+
+
+def _tmux(socket: str, *args: str) -> _Ran:
+    """One tmux command on server ``socket``, with the standard library alone (as :mod:`pao_tmux.panes` asks).
+
+    A spawn's window is opened before libtmux is loaded: its import (40-90 ms) would be
+    most of the window's time, and pao has nothing to wait for before the window; it is
+    imported while pao waits for the briefing (:meth:`TmuxDriver.prepare`), or by the next
+    call (reading the screen while the agent starts). Everything else the driver does goes
+    through libtmux.
+    """
+    binary = shutil.which("tmux") or "tmux"
+    done = subprocess.run([binary, *socket_args(socket), *args], capture_output=True, text=True, encoding="utf-8",
+                          errors="backslashreplace", check=False)
+    stdout = done.stdout.split("\n")
+    while stdout and stdout[-1] == "":
+        stdout.pop()
+    return _Ran(done.returncode, stdout, [line for line in done.stderr.split("\n") if line])
 
 
 def _same_server(tmux_variable: str, socket_path: str) -> bool:
