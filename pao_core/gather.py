@@ -17,11 +17,9 @@ import attrs
 from pao_core.briefing import compose
 from pao_core.errors import describe
 from pao_core.models import BackendResult, MemoryItem, SearchResults
-from pao_core.waiting import start
+from pao_core.waiting import Outcome, start
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from pao_core.config import PaoConfig
     from pao_core.contracts import MemoryBackend
     from pao_core.models import Briefing
@@ -64,7 +62,7 @@ def gather(
     backend name. Never raises for a backend's failure.
     """
     started = time.monotonic()
-    pending: list[tuple[str, float, Future[Any]]] = []
+    pending: list[tuple[str, float, Outcome[Any]]] = []
     results: dict[str, BackendResult] = {}
     named = [(backend.name, backend) for backend in backends]
     counts = Counter(name for name, _ in named)

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, TypeVar
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
+from typing import Any, Callable, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -21,22 +18,36 @@ class Late(TimeoutError):
     """A bounded call did not finish in time."""
 
 
-def start(call: Callable[[], T], *, name: str = "pao-bounded") -> Future[T]:
-    """Run ``call()`` on a daemon thread; its result or exception lands in the returned future."""
-    from concurrent.futures import Future  # with logging: only a bounded call needs it (doctor's module is a plugin's)
+class Outcome(Generic[T]):
+    """What a call on its own thread ends with; ``result(timeout)`` waits for it as ``concurrent.futures.Future``'s
+    does (whose import, logging's included, costs a new ``pao brief`` more than the wait it serves)."""
 
-    future: Future[T] = Future()
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._ended: tuple[bool, Any] = (False, None)
+
+    def result(self, timeout: float | None = None) -> T:
+        if not self._done.wait(timeout):
+            raise TimeoutError
+        returned, value = self._ended
+        if not returned:
+            raise value
+        return value
+
+
+def start(call: Callable[[], T], *, name: str = "pao-bounded") -> Outcome[T]:
+    """Run ``call()`` on a daemon thread; its result or exception lands in the returned outcome."""
+    outcome: Outcome[T] = Outcome()
 
     def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
         try:
-            future.set_result(call())
-        except BaseException as exc:  # handed to whoever waits on the future
-            future.set_exception(exc)
+            outcome._ended = (True, call())
+        except BaseException as exc:  # handed to whoever waits on the outcome
+            outcome._ended = (False, exc)
+        outcome._done.set()
 
     threading.Thread(target=run, name=name, daemon=True).start()
-    return future
+    return outcome
 
 
 def bounded(call: Callable[[], T], seconds: float, *, name: str = "pao-bounded") -> T:

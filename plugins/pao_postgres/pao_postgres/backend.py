@@ -11,8 +11,7 @@ import attrs
 from pao_core.contracts import WritableMemory
 from pao_core.models import SearchResults
 from pao_postgres.errors import LongtermError
-from pao_postgres.filesync import memory_file, sync
-from pao_postgres.options import LongtermOptions
+from pao_postgres.options import LongtermOptions, memory_file
 from pao_postgres.provenance import attach
 from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
 
@@ -75,6 +74,8 @@ class LongtermBackend(WritableMemory):
     def _follow(self, path: Path | None, deadline: float) -> str | None:
         if path is None:
             return None
+        from pao_postgres.filesync import sync  # the memory file's bridge: only when a file is followed
+
         try:
             return sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic())).note
         except Exception as exc:

@@ -15,9 +15,9 @@ from pao_core.output import print_json
 from pao_core.sanitize import clean, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
 from pao_postgres.backend import LongtermBackend
-from pao_postgres.filesync import memory_file, sync
+from pao_postgres.filesync import sync
 from pao_postgres.mcpfile import memory_lines, read_memory_file
-from pao_postgres.options import MODES, LongtermOptions
+from pao_postgres.options import MODES, LongtermOptions, memory_file
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig

@@ -53,8 +53,6 @@ SETTLE_S = 0.05
 SETTLE_TRIES = 5
 EMPTY_GRACE_S = 2.0
 """An empty file this young is a rewrite caught between truncation and write."""
-ENV = "PAO_MEMORY_FILE"
-SERVER_ENV = "MEMORY_FILE_PATH"
 
 
 class TornRead(Exception):
@@ -70,19 +68,6 @@ class SyncReport:
     added: Mapping[str, int] = attrs.field(factory=dict)
     removed: Mapping[str, int] = attrs.field(factory=dict)
     note: str | None = None
-
-
-def memory_file(options: LongtermOptions, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The MCP memory file to follow: ``$PAO_MEMORY_FILE``, else ``memory_file`` in the
-    config, else the server's own ``$MEMORY_FILE_PATH`` when it is absolute (a relative
-    one is relative to the server's install folder, which pao cannot know)."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV):
-        return Path(env[ENV]).expanduser()
-    if options.memory_file:
-        return Path(options.memory_file).expanduser()
-    server = Path(env.get(SERVER_ENV, "")).expanduser()
-    return server if env.get(SERVER_ENV) and server.is_absolute() else None
 
 
 def signature(stat: os.stat_result) -> str:

@@ -5,9 +5,10 @@ Only ``attrs`` here: the hooks module imports this, and it must stay cheap.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 import attrs
 
@@ -115,3 +116,20 @@ class LongtermOptions:
     def provenance_table(self) -> str:
         """pao's own table: which agent and session ``remember``-ed an observation."""
         return f"{self.observations.table}_provenance"
+
+
+MEMORY_FILE_ENV = "PAO_MEMORY_FILE"
+SERVER_MEMORY_FILE_ENV = "MEMORY_FILE_PATH"
+
+
+def memory_file(options: LongtermOptions, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The MCP memory file to follow: ``$PAO_MEMORY_FILE``, else ``memory_file`` in the
+    config, else the server's own ``$MEMORY_FILE_PATH`` when it is absolute (a relative
+    one is relative to the server's install folder, which pao cannot know)."""
+    env = os.environ if environ is None else environ
+    if env.get(MEMORY_FILE_ENV):
+        return Path(env[MEMORY_FILE_ENV]).expanduser()
+    if options.memory_file:
+        return Path(options.memory_file).expanduser()
+    server = Path(env.get(SERVER_MEMORY_FILE_ENV, "")).expanduser()
+    return server if env.get(SERVER_MEMORY_FILE_ENV) and server.is_absolute() else None

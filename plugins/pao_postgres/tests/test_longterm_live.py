@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pao_postgres.filesync import memory_file
+from pao_postgres.options import memory_file
 from pao_postgres.mcpfile import parse_memory
 from pao_postgres.options import LongtermOptions
 
