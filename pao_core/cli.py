@@ -73,7 +73,7 @@ def build_parser(config: PaoConfig | None, plugins: Plugins | None, command: str
 
 def _stand_in(subparsers: argparse._SubParsersAction, name: str, help_text: str | None,
               aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
-    stand_in = subparsers.add_parser(name, aliases=aliases, add_help=False,
+    stand_in = subparsers.add_parser(name, aliases=aliases, add_help=False, prefix_chars="\0",  # options are words too
                                      **({} if help_text is None else {"help": help_text}))
     stand_in.add_argument("rest", nargs=argparse.REMAINDER)
     return stand_in

@@ -31,7 +31,7 @@ AT_FORMS = ("*@.env*", "**@.env**", "_@.env_", "[a](b)@.env", "@.env", "@./.env"
 def run(claude_cli: Path, claude_home: Path, claude_env: dict[str, str], private_tmux: PrivateTmux, tmp_path: Path):
     """``run(*args)``: ``pao ARGS`` with the notes backend; the CLI, its HOME and the stub of this test."""
     env = {**os.environ, **claude_env, "PAO_CLAUDE_COMMAND": str(claude_cli), "PAO_TMUX_SOCKET": private_tmux.socket,
-           "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
+           "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts,pao-monitor", "PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
     (tmp_path / "config.toml").write_text("")
 
     def run_pao(*args: str, check: bool = True, screen: bool = True) -> subprocess.CompletedProcess[str]:
@@ -137,6 +137,8 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     names = [event["event"]["hook_event_name"] for event in events]
     assert names[0] == "SessionStart" and "UserPromptSubmit" in names and names[-1] == "Stop"
     assert {event["event"]["session_id"] for event in events} == {session}
+    shown = json.loads(run("monitor", "--json", screen=False).stdout)["agents"]
+    assert shown[0]["last_event"].startswith("Stop ") and shown[0]["last_event"].endswith(" ago"), shown
 
 
 def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_path: Path) -> None:

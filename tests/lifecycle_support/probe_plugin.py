@@ -38,7 +38,9 @@ class WhereBackend(MemoryBackend):
 class Probe:
     @hookimpl
     def pao_warm_up(self, purpose: str, config: object) -> None:
-        note(event="warm_up", purpose=purpose)
+        from pao_embeddings.ahead import running  # the vector searches' helper, inherited from pao's process
+
+        note(event="warm_up", purpose=purpose, vectors_ahead=running())
         if purpose in os.environ.get("PROBE_DIE_IN", "").split(","):
             os._exit(3)
 

@@ -115,9 +115,9 @@ def _end(pid: int | None, fd: int | None) -> None:
     if pid is not None:
         try:
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):  # gone, or another process's child (a helper forked later uses it)
             pass
-        os.waitpid(pid, 0)
 
 
 def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:

@@ -39,6 +39,8 @@ def test_the_agent_commands_come_and_go_with_the_plugin(tmp_path: Path) -> None:
     without = run_pao(tmp_path, "list", load="")
     assert (without.returncode, without.stderr) == (
         1, "pao: 'pao list' is not available: the plugin that provides it is not installed\n")
+    with_options = run_pao(tmp_path, "list", "--json", "--help", load="")  # the same line, whatever follows
+    assert (with_options.returncode, with_options.stderr) == (without.returncode, without.stderr)
 
 
 @pytest.mark.hook("pao_doctor_checks")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pao_agents.agentdir import EVENTS, read_events
 from pao_agents.light import age_text
 from pao_core.output import print_table
 from pao_core.sanitize import strip_controls
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from pao_agents.lifecycle import Agents, Observation
 
 COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
-TAIL_BYTES = 4096
 
 
 @attrs.frozen
@@ -53,28 +52,17 @@ def observe_all(agents: Agents) -> list[Row]:
         else:
             observation = agents.observe(record)
             agents.refresh(observation)
-        event = last_event(Path(config.home) / "agents" / record.name / "events.jsonl")
+        event = last_event(Path(record.extra.get("agent_dir") or Path(config.home) / "agents" / record.name) / EVENTS)
         rows.append(Row(observation, record.machine or config.machine_name(), strip_controls(event) if event else None))
     return rows
 
 
 def last_event(log: Path) -> str | None:
-    """``"Stop 12s ago"`` from the newest line of an agent's event log, if it has one."""
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(0, 2)
-            handle.seek(max(0, handle.tell() - TAIL_BYTES))
-            lines = handle.read().splitlines()
-    except OSError:
+    """``"Stop 12s ago"`` from the newest event in an agent's log (the CLI's hooks), if it has one."""
+    events = read_events(log)
+    if not events:
         return None
-    for line in reversed(lines):
-        try:
-            event: Any = json.loads(line)
-            name, at = str(event["name"]), float(event["at"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        return f"{name} {age_text(dt.datetime.fromtimestamp(at, dt.timezone.utc))} ago"
-    return None
+    return f"{events[-1]['name']} {age_text(dt.datetime.fromtimestamp(events[-1]['at'], dt.timezone.utc))} ago"
 
 
 def print_rows(rows: list[Row]) -> None:
