@@ -94,6 +94,8 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
     if args.json:
         print_json({"index": str(path), "folder": str(root), **attrs.asdict(report)})
+    elif report.files_seen and not report.files_read:
+        print(f"{path} is up to date: nothing new in {report.files_seen} transcript files")
     else:
         print(
             f"indexed {report.exchanges_added} exchanges from {report.files_read} of {report.files_seen} files"

@@ -155,6 +155,7 @@ def test_new_exchanges_are_embedded_incrementally_and_searches_see_them(tmp_path
     _session(projects / "-Users-sam-code-greenhouse" / "s2.jsonl", "s2", *GREENHOUSE)
     second = pao_json(env, "history", "index", str(projects))
     assert second["exchanges_added"] == 1 and second["exchanges_embedded"] == 1
+    assert pao(env, "history", "index", str(projects)).stdout.endswith(" is up to date: nothing new in 2 transcript files\n")
     found = backend.search(topic, 10, time.monotonic() + 10)
     assert [item.meta["session_id"] for item in found] == ["s2"]
     (projects / "-Users-sam-code-greenhouse" / "s2.jsonl").unlink()

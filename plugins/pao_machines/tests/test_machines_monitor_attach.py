@@ -81,3 +81,59 @@ def test_attach_to_an_agent_on_another_machine_shows_it_here_and_returns_on_deta
         assert clients() == []
     finally:
         box.pao("kill", "shop", check=False)
+
+
+def test_the_monitor_s_keys_act_on_an_agent_on_another_machine(
+    claude_box: Box, anthropic_stub: AnthropicStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from pao_agents.lifecycle import Agents
+    from pao_core.config import load_config
+    from pao_core.plugins import get_plugins, reset_plugins
+    from pao_monitor.app import MonitorApp
+
+    box = claude_box
+    box.remote_folder("shop")
+    box.pao("spawn", "count the widgets", "--on", "box", "--folder", "~/shop", "--name", "shop")
+    assert anthropic_stub.wait_for_message("count the widgets", 90, where=lambda r: r.is_conversation) is not None
+    for key in ("HOME", "PAO_HOME", "PAO_CONFIG"):
+        monkeypatch.setenv(key, box.local_env[key])
+    reset_plugins()
+    remote_state = lambda: json.loads(box.remote_pao("list", "--json").stdout)["agents"][0]["state"]  # noqa: E731
+
+    async def drive() -> None:
+        app = MonitorApp(Agents.open(load_config(), get_plugins()), interval=0.5)
+
+        def row() -> list[str]:
+            table = app.query_one(DataTable)
+            return [str(cell) for cell in table.get_row_at(0)] if table.row_count else []
+
+        async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+            deadline = time.monotonic() + timeout
+            while not condition():
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"timed out waiting for {what}; the row shows {row()}, "
+                                         f"notifications {[str(n.message) for n in app._notifications]}")
+                await pilot.pause(0.2)
+
+        async with app.run_test(size=(160, 30)) as pilot:
+            await until(lambda: row()[:2] == ["shop", "box"] and row()[3] in ("ready", "busy"), "shop listed")
+            await pilot.press("s", *"also count the gears", "enter")
+            await until(lambda: any("also count the gears" in m.text() for m in anthropic_stub.messages()), "the text to reach it")
+            await pilot.press("p")
+            await until(lambda: remote_state() == "paused" and row()[3] == "paused", "shop paused on its machine")
+            await pilot.press("r")
+            await until(lambda: remote_state() != "paused" and row()[3] != "paused", "shop resumed", timeout=120)
+            await pilot.press("k", "y", "enter")
+            await until(lambda: not app.query_one(DataTable).row_count, "shop gone from the list")
+            await pilot.press("q")
+
+    try:
+        asyncio.run(drive())
+        assert json.loads(box.remote_pao("list", "--json").stdout)["agents"] == []
+    finally:
+        reset_plugins()
+        box.pao("kill", "shop", check=False)

@@ -7,6 +7,7 @@ monitor, hands the terminal to the agent, and comes back when the user detaches.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
@@ -109,17 +110,37 @@ class MonitorApp(App[None]):
 
     # -- acting --------------------------------------------------------------------
 
+    def routed(self, command: str, name: str, **fields: object) -> int | None:
+        """Run an agent's command on the machine that runs it, through the command routers as ``pao COMMAND
+        NAME --json`` would (pao-machines); its exit code, or None when the agent runs here (or no router takes it)."""
+        config = self.agents.config
+        if self.agents.runs_here(self.agents.registry.get(name)):
+            return None
+        args = argparse.Namespace(command=command, name=name, json=True, **fields)
+        for router in self.agents.plugins.command_routers(config):
+            code = router.route(args, config)
+            if code is not None:
+                return code
+        return None
+
     def action_attach(self) -> None:
         name = self.selected()
         if name is None:
             return
         try:
-            record, driver = self.agents.live(name)
-            attach = getattr(driver, "attach", None)
-            if attach is None:
-                raise RuntimeError(f"the {driver.name} terminal cannot show an agent")
-            with self.suspend():
-                attach(record.target)
+            code = None
+            if not self.agents.runs_here(self.agents.registry.get(name)):
+                with self.suspend():
+                    code = self.routed("attach", name)
+                if code:
+                    raise RuntimeError(f"attaching on its machine ended with exit code {code}")
+            if code is None:
+                record, driver = self.agents.live(name)
+                attach = getattr(driver, "attach", None)
+                if attach is None:
+                    raise RuntimeError(f"the {driver.name} terminal cannot show an agent")
+                with self.suspend():
+                    attach(record.target)
         except Exception as exc:  # shown in the monitor, which keeps running
             self.report(name, exc)
         self.refresh_rows()
@@ -128,19 +149,22 @@ class MonitorApp(App[None]):
         name = self.selected()
         if name is not None:
             self.push_screen(Ask(f"send to {name}:"), lambda text: text and self.act(
-                name, f"sent to {name}", lambda: self.agents.send(name, text)))
+                name, f"sent to {name}", lambda: self.routed("send", name, text=text) is not None
+                or self.agents.send(name, text)))
 
     def action_pause(self) -> None:
-        self._act_on_selected("paused", lambda name: self.agents.pause(name))
+        self._act_on_selected("paused", lambda name: self.routed("pause", name) is not None or self.agents.pause(name))
 
     def action_resume(self) -> None:
-        self._act_on_selected("resumed", lambda name: self.agents.resume(name))
+        self._act_on_selected("resumed", lambda name: self.routed("resume", name, timeout=None) is not None
+                              or self.agents.resume(name))
 
     def action_kill(self) -> None:
         name = self.selected()
         if name is not None:
             self.push_screen(Ask(f"kill {name}? (y to confirm)"), lambda answer: (answer or "").lower().startswith("y")
-                             and self.act(name, f"killed {name}", lambda: self.agents.kill(name)))
+                             and self.act(name, f"killed {name}", lambda: self.routed(
+                                 "kill", name, forget=False, clean=False) is not None or self.agents.kill(name)))
 
     def _act_on_selected(self, done: str, action: Callable[[str], object]) -> None:
         name = self.selected()

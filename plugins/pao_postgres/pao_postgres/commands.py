@@ -226,6 +226,9 @@ def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.files import atomic_write  # not needed until this runs: start-up stays light
 
     target: Path = args.file.expanduser()
+    if str(args.file) == "-":  # not stdout: the store is written as stored (unredacted), to a 0600 file only
+        raise ValidationError("memory export: name a file to write ('-' is not standard output here: the export "
+                              "is not redacted, so it goes only into a file of yours, 0600)")
     if target.is_dir():
         raise ValidationError(f"memory export: {target} is a folder; name a file")
     if target.exists() and not args.force:

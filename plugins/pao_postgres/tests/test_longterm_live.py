@@ -199,7 +199,7 @@ def test_concurrent_syncs_add_nothing_twice(longterm, followed, tmp_path):
     assert store_graph(longterm, tmp_path) == graph(EVAL_MEMORY.read_text())
 
 
-def test_export_then_import_gives_the_same_graph(longterm, tmp_path):
+def test_export_then_import_gives_the_same_graph(longterm, tmp_path, monkeypatch):
     code, _, err = longterm.pao("memory", "import", str(EVAL_MEMORY))
     assert code == 0, err
     exported = tmp_path / "out" / "memory.jsonl"
@@ -210,6 +210,9 @@ def test_export_then_import_gives_the_same_graph(longterm, tmp_path):
     assert result["observations"] == parse_memory(EVAL_MEMORY.read_bytes(), "eval").observation_count
     code, _, err = longterm.pao("memory", "export", str(exported))
     assert code == 2 and err.count("\n") == 1 and "exists; add --force" in err
+    monkeypatch.chdir(tmp_path)
+    code, out, err = longterm.pao("memory", "export", "-")  # never a file named '-', never the terminal
+    assert (code, out, err.count("\n")) == (2, "", 1) and "name a file" in err and not (tmp_path / "-").exists()
     # into an empty store, and out again: the same entities, observations (in order) and relations
     longterm.home = tmp_path / "second-home"
     os.environ["PAO_HOME"] = str(longterm.home)
