@@ -2,14 +2,15 @@
 
 Most of a spawn's time is spent importing: the plugin host and the configuration in pao's
 own process, numpy, the sentence model and the stores for the briefing. So the ``pao
-spawn`` command reads its configuration from the plugin index alone and forks a helper
-(:func:`pao_agents.forked.helper`) that warms up at once (the ``pao_warm_up`` hook, purpose
-``briefing``: the stores' modules imported; numpy and the model loaded only where a store
-searches with them in this process, which it does not when the memory plugins' vector
-helper runs, :mod:`pao_embeddings.ahead`, started before anything else) on the second core,
-while pao builds its parser and checks the request. :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
-configuration once they are valid, and the helper gathers and composes the briefing while
-pao checks the host and the terminal, reserves the name and opens the window.
+spawn`` command reads its configuration (the plugins' tables known from the plugin index)
+and forks a helper (:func:`pao_agents.forked.helper`) that warms up at once on
+the second core, while pao builds its parser and checks the request: the ``pao_warm_up``
+hook, purpose ``briefing``, imports the stores' modules, and numpy and the model only
+where a store embeds the topic in this process (not while the memory plugins' vector
+helper, :mod:`pao_embeddings.ahead`, started before anything else, does it).
+:func:`pao_agents.spawn.spawn` sends it the topic, the folder and the configuration once
+they are valid, and the helper gathers and composes the briefing while pao checks the host
+and the terminal, reserves the name and opens the window.
 
 (A second helper that imported libtmux, opened the window and waited for the agent was
 measured and dropped: on two cores it took the core the briefing needed, and it cost

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from pao_agents.forked import Helper
 
 LIKELY_TOPICS = 2
-"""Arguments of the command line (not options) that the helper embeds while it waits: ``pao brief TOPIC``'s
-topic, or a ``--folder``'s value and then the topic."""
+"""Arguments of the command line (not options, nor a ``--folder``'s value) that the helper embeds while it
+waits: ``pao brief TOPIC``'s or ``pao spawn TOPIC``'s topic (or an option's value and then the topic)."""
 NOT_GATHERED = ("-h", "--help", "--on", "--briefing-stdin")
 """Arguments after which the command searches no store here (its help; ``pao spawn --on`` and its remote half)."""
 NOT_SENT: Any = object()
@@ -58,7 +58,9 @@ def before_brief(argv: Sequence[str], table: str, url_variable: str) -> None:
 
     from pao_agents import forked  # the helper machinery pao spawn uses: only a process that forks one loads it
 
-    likely_topics = [arg.strip() for arg in argv if not arg.startswith("-")][1:1 + LIKELY_TOPICS]
+    folders = {position + 1 for position, arg in enumerate(argv) if arg == "--folder"}
+    likely_topics = [arg.strip() for position, arg in enumerate(argv)
+                     if not arg.startswith("-") and position not in folders][1:1 + LIKELY_TOPICS]
     _helper = forked.helper(functools.partial(_prepare, likely_topics))
     if _helper is not None:
         atexit.register(end)  # reaped with this process: its CPU time is this command's
