@@ -6,11 +6,11 @@ for numpy alone). The two halves do not depend on each other until the stores ar
 searched, but threads of one process take turns on the interpreter lock. So the memory
 plugins declare :func:`before_brief` with the ``pao_ahead`` hook: the ``pao`` command calls
 it before any plugin loads, and it forks a helper (:func:`pao_agents.forked.helper`) that
-imports numpy and maps the model's weights on the other core. When a store's semantic
-search runs (:func:`pao_embeddings.similar.nearest` given the SQL that reads its vectors),
-the helper embeds the topic and ranks the store's vectors, and this process never imports
-numpy. The helper gets no secret (it reads the store's file itself) and writes nothing
-(its output goes nowhere).
+imports numpy, maps the model's weights and embeds the likely topic on the other core. When
+a store's search starts (:func:`pao_embeddings.similar.nearest_soon` given the SQL that reads
+its vectors), the helper ranks the store's vectors while this process runs the lexical
+search, and this process never imports numpy. The helper gets no secret (it reads the
+store's file itself) and writes nothing (its output goes nowhere).
 
 A helper that is gone costs time only: the search runs here, as without one. One that is
 late past the search's deadline costs the vectors, as a slow model load here does (the
