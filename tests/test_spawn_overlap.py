@@ -185,8 +185,8 @@ def test_semantic_search_runs_outside_the_spawning_process(tmp_path: Path) -> No
 
 
 def test_a_helper_inherited_by_a_later_child_can_be_given_up_there() -> None:
-    """pao spawn's briefing helper inherits the vector helper of pao's process: when it gives that one up (too late),
-    it ends a process that is not its child, and still does the work itself."""
+    """A child forked after a helper inherits it (pao brief's vector helper, in a child of pao brief): when it gives
+    that helper up (too late), it ends a process that is not its child, and still does the work itself."""
     import time
 
     from pao_agents import forked

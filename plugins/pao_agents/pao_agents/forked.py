@@ -116,7 +116,7 @@ def _end(pid: int | None, fd: int | None) -> None:
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):  # gone, or another process's child (a helper forked later uses it)
+        except (ProcessLookupError, ChildProcessError):  # gone, or another process's child (inherited by a fork)
             pass
 
 
