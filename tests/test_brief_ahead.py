@@ -70,10 +70,13 @@ def test_the_vectors_are_ranked_in_a_helper_and_the_briefing_is_unchanged(python
     assert shown["content_hash"] == in_one_process.content_hash
 
 
-def test_no_helper_when_the_configuration_turns_semantic_search_off(python, pao_config_file: Path) -> None:
+def test_no_helper_for_help_or_when_the_configuration_turns_semantic_search_off(python, pao_config_file: Path) -> None:
     started = "import sys, pao_embeddings.ahead as ahead, {0}; {0}.before_brief(['brief', 'topic']); print(ahead.running())"
     assert [python("-c", started.format(plugin)).stdout.strip() for plugin in ("pao_postgres", "pao_historyworker")] == [
         "True", "True"]
+
+    helped = "import sys, pao_embeddings.ahead as ahead, pao_postgres; pao_postgres.before_brief(['brief', '--help']); print(ahead.running())"
+    assert python("-c", helped).stdout.strip() == "False"
 
     pao_config_file.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nurl = 'http://127.0.0.1:9'\n")
 

@@ -44,8 +44,8 @@ def before_brief(argv: Sequence[str], table: str, url_variable: str) -> None:
     will search vectors here (:func:`searches_here`) and the platform forks. Nothing else is imported first, so
     the helper starts at once (without the model installed, it idles: no search asks it for vectors)."""
     global _helper
-    if _helper is not None or not searches_here(table, url_variable):
-        return
+    if _helper is not None or "-h" in argv or "--help" in argv or not searches_here(table, url_variable):
+        return  # (the command's help searches no store)
     import attrs  # noqa: F401  (the model's module needs it in the helper, pao right after: imported once, before the fork)
 
     from pao_agents import forked  # the helper machinery pao spawn uses: only a process that forks one loads it
