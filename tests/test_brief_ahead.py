@@ -93,14 +93,18 @@ SCRIPT = textwrap.dedent("""
     if case == "late":
         os.kill(pid, signal.SIGSTOP)
     def not_here():
+        if case == "unreadable":
+            import sqlite3
+            with sqlite3.connect(store) as conn:
+                return conn.execute(%r).fetchall()
         raise AssertionError("the caller's rows were read")
     started = time.monotonic()
     search = similar.nearest if how == "at once" else lambda *args, **kwargs: similar.nearest_soon(*args, **kwargs)()
     found = search(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
-                   sql=%r)
+                   sql="SELECT nothing FROM nowhere" if case == "unreadable" else %r)
     print(json.dumps({"found": found, "numpy": "numpy" in sys.modules, "helper": ahead.running(), "pid": pid,
                       "seconds": time.monotonic() - started}))
-""" % SQL)
+""" % (SQL, SQL))
 
 
 @pytest.fixture
@@ -146,6 +150,14 @@ def test_a_dead_helper_costs_time_only(python, store: Path, how: str) -> None:
 
     assert answer["found"] == in_this_process(store)
     assert answer["numpy"] is True and answer["helper"] is False, "the search ran here"
+
+
+@pytest.mark.parametrize("how", ["at once", "soon"])
+def test_a_store_the_helper_cannot_read_is_searched_here(python, store: Path, how: str) -> None:
+    answer = searched(python, store, "unreadable", how)
+
+    assert answer["found"] == in_this_process(store)
+    assert answer["numpy"] is True, "the search ran here, with the caller's rows"
 
 
 @pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread

@@ -48,8 +48,11 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
     the helper process of :mod:`pao_embeddings.ahead`, when one runs, does all of this.
     """
     if sql is not None and deadline is not None:
-        found = ahead.run(functools.partial(nearest_in_file, store, generation, sql, topic, floor=floor, limit=limit,
-                                            standard_floor=standard_floor, deadline=deadline), deadline)
+        try:
+            found = ahead.run(functools.partial(nearest_in_file, store, generation, sql, topic, floor=floor, limit=limit,
+                                                standard_floor=standard_floor, deadline=deadline), deadline)
+        except Exception:  # noqa: BLE001 - the file could not be read apart (say, a writer's lock): searched here
+            found = ahead.NOT_SENT
         if found is not ahead.NOT_SENT:
             return found
     with _matrices_lock:
@@ -87,6 +90,9 @@ def nearest_soon(store: str, generation: str, read: Callable[[], Sequence[tuple[
             return outcome.result(timeout=max(0.0, deadline - time.monotonic()))
         except TimeoutError:
             return []
+        except Exception:  # noqa: BLE001 - searching apart failed: here with the caller's rows, as without a helper
+            return nearest(store, generation, read, topic, floor=floor, limit=limit, standard_floor=standard_floor,
+                           deadline=deadline)
 
     return hits
 
