@@ -85,7 +85,7 @@ def test_no_helper_when_the_configuration_turns_semantic_search_off(python, pao_
 SCRIPT = textwrap.dedent("""
     import json, os, signal, sys, time
     from pao_embeddings import ahead, similar
-    store, case, topic = sys.argv[1:]
+    store, case, topic, how = sys.argv[1:]
     ahead.before_brief(["brief", topic], "longterm", "PAO_NO_SUCH_URL")
     pid = ahead._helper.pid
     if case == "dead":
@@ -93,13 +93,18 @@ SCRIPT = textwrap.dedent("""
     if case == "late":
         os.kill(pid, signal.SIGSTOP)
     def not_here():
+        if case == "unreadable":
+            import sqlite3
+            with sqlite3.connect(store) as conn:
+                return conn.execute(%r).fetchall()
         raise AssertionError("the caller's rows were read")
     started = time.monotonic()
-    found = similar.nearest(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
-                            sql=%r)
+    search = similar.nearest if how == "at once" else lambda *args, **kwargs: similar.nearest_soon(*args, **kwargs)()
+    found = search(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
+                   sql="SELECT nothing FROM nowhere" if case == "unreadable" else %r)
     print(json.dumps({"found": found, "numpy": "numpy" in sys.modules, "helper": ahead.running(), "pid": pid,
                       "seconds": time.monotonic() - started}))
-""" % SQL)
+""" % (SQL, SQL))
 
 
 @pytest.fixture
@@ -115,8 +120,8 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-def searched(python, store: Path, case: str) -> dict:
-    done = python("-c", SCRIPT, str(store), case, PARAPHRASE)
+def searched(python, store: Path, case: str, how: str) -> dict:
+    done = python("-c", SCRIPT, str(store), case, PARAPHRASE, how)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -131,24 +136,35 @@ def in_this_process(store: Path) -> list[list[float]]:
     return [list(hit) for hit in found]
 
 
-def test_the_helper_answers_what_a_search_here_answers(python, store: Path) -> None:
-    answer = searched(python, store, "alive")
+@pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread
+def test_the_helper_answers_what_a_search_here_answers(python, store: Path, how: str) -> None:
+    answer = searched(python, store, "alive", how)
 
     assert answer["found"] == in_this_process(store) and answer["found"][0][0] == 1
     assert answer["numpy"] is False and answer["helper"] is True
 
 
-def test_a_dead_helper_costs_time_only(python, store: Path) -> None:
-    answer = searched(python, store, "dead")
+@pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread
+def test_a_dead_helper_costs_time_only(python, store: Path, how: str) -> None:
+    answer = searched(python, store, "dead", how)
 
     assert answer["found"] == in_this_process(store)
     assert answer["numpy"] is True and answer["helper"] is False, "the search ran here"
 
 
-def test_a_late_helper_costs_the_vectors_and_is_reaped(python, store: Path) -> None:
-    answer = searched(python, store, "late")
+@pytest.mark.parametrize("how", ["at once", "soon"])
+def test_a_store_the_helper_cannot_read_is_searched_here(python, store: Path, how: str) -> None:
+    answer = searched(python, store, "unreadable", how)
 
-    assert answer["found"] == [] and answer["helper"] is False
+    assert answer["found"] == in_this_process(store)
+    assert answer["numpy"] is True, "the search ran here, with the caller's rows"
+
+
+@pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread
+def test_a_late_helper_costs_the_vectors_and_is_reaped(python, store: Path, how: str) -> None:
+    answer = searched(python, store, "late", how)
+
+    assert answer["found"] == []
     assert answer["seconds"] < 30
     with pytest.raises(ProcessLookupError):
         os.kill(answer["pid"], 0)

@@ -182,3 +182,30 @@ def test_semantic_search_runs_outside_the_spawning_process(tmp_path: Path) -> No
         assert json.loads((tmp_path / "modules.json").read_text()) == []
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def test_a_helper_inherited_by_a_later_child_can_be_given_up_there() -> None:
+    """A child forked after a helper inherits it (pao brief's vector helper, in a child of pao brief): when it gives
+    that helper up (too late), it ends a process that is not its child, and still does the work itself."""
+    import time
+
+    from pao_agents import forked
+
+    busy = forked.helper(functools.partial(time.sleep, 30))  # still preparing past any deadline
+    assert busy is not None
+
+    def give_up() -> str:
+        sent = busy.run(functools.partial(str, "done"))
+        assert sent is not None
+        return sent.result(0.05)  # late: done here instead, and the helper is ended
+
+    pid = busy.pid
+    try:
+        assert forked.start(give_up).result(30) == "done"
+        give_up_at = time.monotonic() + 10  # SIGKILL lands at once; a loaded machine may take a moment to show it
+        while psutil.Process(pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < give_up_at:
+            time.sleep(0.01)
+        assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, "the late helper still runs"
+    finally:
+        busy.cancel()  # reaped here, by its parent
+    assert not psutil.pid_exists(pid)

@@ -38,9 +38,7 @@ class WhereBackend(MemoryBackend):
 class Probe:
     @hookimpl
     def pao_warm_up(self, purpose: str, config: object) -> None:
-        from pao_embeddings.ahead import running  # the vector searches' helper, inherited from pao's process
-
-        note(event="warm_up", purpose=purpose, vectors_ahead=running())
+        note(event="warm_up", purpose=purpose)
         if purpose in os.environ.get("PROBE_DIE_IN", "").split(","):
             os._exit(3)
 

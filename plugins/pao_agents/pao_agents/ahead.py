@@ -2,18 +2,20 @@
 
 Most of a spawn's time is spent importing: the plugin host and the configuration in pao's
 own process, numpy, the sentence model and the stores for the briefing. So the ``pao
-spawn`` command reads its configuration from the plugin index alone and forks a helper
-(:func:`pao_agents.forked.helper`) that warms up at once (the ``pao_warm_up`` hook, purpose
-``briefing``: the stores' modules imported; numpy and the model loaded only where a store
-searches with them in this process, which it does not when the memory plugins' vector
-helper runs, :mod:`pao_embeddings.ahead`, started before anything else) on the second core,
-while pao builds its parser and checks the request. :func:`pao_agents.spawn.spawn` sends it the topic, the folder and the
-configuration once they are valid, and the helper gathers and composes the briefing while
-pao checks the host and the terminal, reserves the name and opens the window.
+spawn`` command reads its configuration (the plugins' tables known from the plugin index)
+and forks a helper (:func:`pao_agents.forked.helper`) that warms up at once on the second
+core, while pao builds its parser and checks the request: the ``pao_warm_up`` hook,
+purpose ``briefing``, imports the stores' modules, and numpy and the model where a store
+embeds the topic in this process. :func:`pao_agents.spawn.spawn` sends it the topic, the
+folder and the configuration once they are valid, and the helper gathers and composes the
+briefing while pao checks the host and the terminal, reserves the name and opens the window.
 
-(A second helper that imported libtmux, opened the window and waited for the agent was
-measured and dropped: on two cores it took the core the briefing needed, and it cost
-about 45 ms more CPU in all than doing that here.)
+(pao brief's vector helper, :mod:`pao_embeddings.ahead`, started before anything else, was
+tried for ``pao spawn`` too and dropped: with pao, the briefing's helper and that one
+running at once on a loaded two-core machine, a spawn took 40-75 ms longer and ~30 ms more
+CPU than with numpy loaded here. A second helper that imported libtmux, opened the window
+and waited for the agent was dropped as well: on two cores it took the core the briefing
+needed, and it cost about 45 ms more CPU in all than doing that here.)
 
 Only the ``pao`` command's own process has a helper (a library caller's ``spawn`` forks
 its gatherer when the request is valid, as without one), and not for ``--help``, ``--on``,

@@ -1,4 +1,4 @@
-"""``pao brief``'s and ``pao spawn``'s vector searches in a helper process started before pao loads anything else.
+"""``pao brief``'s vector searches in a helper process started before pao loads anything else.
 
 A new ``pao brief`` process spends most of its time importing: pao's plugin host and
 configuration, the stores' modules, and numpy with the sentence model (about 0.1 s of CPU
@@ -6,15 +6,11 @@ for numpy alone). The two halves do not depend on each other until the stores ar
 searched, but threads of one process take turns on the interpreter lock. So the memory
 plugins declare :func:`before_brief` with the ``pao_ahead`` hook: the ``pao`` command calls
 it before any plugin loads, and it forks a helper (:func:`pao_agents.forked.helper`) that
-imports numpy and maps the model's weights on the other core. When a store's semantic
-search runs (:func:`pao_embeddings.similar.nearest` given the SQL that reads its vectors),
-the helper embeds the topic and ranks the store's vectors, and this process never imports
-numpy. The helper gets no secret (it reads the store's file itself) and writes nothing
-(its output goes nowhere).
-
-``pao spawn`` gathers its briefing in a helper of its own (:mod:`pao_agents.ahead`), forked
-later from this process: that one inherits this helper and sends it the vector searches, so
-numpy and the model load once, early, and in neither of them.
+imports numpy, maps the model's weights and embeds the likely topic on the other core. When
+a store's search starts (:func:`pao_embeddings.similar.nearest_soon` given the SQL that reads
+its vectors), the helper ranks the store's vectors while this process runs the lexical
+search, and this process never imports numpy. The helper gets no secret (it reads the
+store's file itself) and writes nothing (its output goes nowhere).
 
 A helper that is gone costs time only: the search runs here, as without one. One that is
 late past the search's deadline costs the vectors, as a slow model load here does (the
@@ -36,8 +32,6 @@ if TYPE_CHECKING:
 LIKELY_TOPICS = 2
 """Arguments of the command line (not options) that the helper embeds while it waits: ``pao brief TOPIC``'s
 topic, or a ``--folder``'s value and then the topic."""
-NOT_GATHERED = ("-h", "--help", "--on", "--briefing-stdin")
-"""Arguments after which the command searches no store here (its help; ``pao spawn --on`` and its remote half)."""
 NOT_SENT: Any = object()
 """What :func:`run` answers when no helper runs (the caller does the work itself)."""
 
@@ -46,13 +40,11 @@ _one_order_at_a_time = threading.Lock()  # orders and answers share one pipe eac
 
 
 def before_brief(argv: Sequence[str], table: str, url_variable: str) -> None:
-    """Fork the helper (from a memory plugin's ``pao_ahead`` for ``pao brief`` and ``pao spawn``) when its store ``[backends.TABLE]``
+    """Fork the helper (from a memory plugin's ``pao_ahead`` for ``pao brief``) when its store ``[backends.TABLE]``
     will search vectors here (:func:`searches_here`) and the platform forks. Nothing else is imported first, so
     the helper starts at once (without the model installed, it idles: no search asks it for vectors)."""
     global _helper
-    if _helper is not None or any(arg.split("=", 1)[0] in NOT_GATHERED for arg in argv):
-        return
-    if not searches_here(table, url_variable):
+    if _helper is not None or not searches_here(table, url_variable):
         return
     import attrs  # noqa: F401  (the model's module needs it in the helper, pao right after: imported once, before the fork)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import attrs
 
+from pao_core.waiting import start
 from pao_embeddings import ahead, model
 
 if TYPE_CHECKING:
@@ -47,8 +48,11 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
     the helper process of :mod:`pao_embeddings.ahead`, when one runs, does all of this.
     """
     if sql is not None and deadline is not None:
-        found = ahead.run(functools.partial(nearest_in_file, store, generation, sql, topic, floor=floor, limit=limit,
-                                            standard_floor=standard_floor, deadline=deadline), deadline)
+        try:
+            found = ahead.run(functools.partial(nearest_in_file, store, generation, sql, topic, floor=floor, limit=limit,
+                                                standard_floor=standard_floor, deadline=deadline), deadline)
+        except Exception:  # noqa: BLE001 - the file could not be read apart (say, a writer's lock): searched here
+            found = ahead.NOT_SENT
         if found is not ahead.NOT_SENT:
             return found
     with _matrices_lock:
@@ -68,31 +72,46 @@ def nearest(store: str, generation: str, read: Callable[[], Sequence[tuple[int, 
     return found or []
 
 
+def nearest_soon(store: str, generation: str, read: Callable[[], Sequence[tuple[int, bytes]]], topic: str, *,
+                 floor: float, limit: int, standard_floor: float = 0.0, deadline: float | None,
+                 sql: str | None = None) -> Callable[[], list[tuple[int, float]]]:
+    """:func:`nearest` in two steps: call this before the caller's lexical search, and what it returns after it,
+    for the hits. With ``sql`` and the helper of :mod:`pao_embeddings.ahead` running, the helper searches
+    meanwhile (sent from a thread that reads ``store`` on a connection of its own, should the helper be gone)."""
+    if sql is None or deadline is None or not ahead.running():
+        return functools.partial(nearest, store, generation, read, topic, floor=floor, limit=limit,
+                                 standard_floor=standard_floor, deadline=deadline, sql=sql)
+    outcome = start(functools.partial(nearest, store, generation, functools.partial(_read_file, store, sql), topic,
+                                      floor=floor, limit=limit, standard_floor=standard_floor, deadline=deadline,
+                                      sql=sql), name="pao-vectors")
+
+    def hits() -> list[tuple[int, float]]:
+        try:
+            return outcome.result(timeout=max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return []
+        except Exception:  # noqa: BLE001 - searching apart failed: here with the caller's rows, as without a helper
+            return nearest(store, generation, read, topic, floor=floor, limit=limit, standard_floor=standard_floor,
+                           deadline=deadline)
+
+    return hits
+
+
 def nearest_in_file(store: str, generation: str, sql: str, topic: str, *, floor: float, limit: int,
                     standard_floor: float, deadline: float) -> list[tuple[int, float]]:
     """:func:`nearest`, reading the rows with ``sql`` from the SQLite file ``store`` on a connection of its own
     (in the helper, or here when it is gone); empty once ``deadline`` has passed."""
     if time.monotonic() >= deadline:
         return []
-
-    def read() -> list[tuple[int, bytes]]:
-        import sqlite3  # the helper's own reading: imported there
-
-        with contextlib.closing(sqlite3.connect(f"{Path(store).resolve().as_uri()}?mode=ro", uri=True)) as conn:
-            return conn.execute(sql).fetchall()
-
-    return nearest(store, generation, read, topic, floor=floor, limit=limit, standard_floor=standard_floor,
-                   deadline=deadline)
+    return nearest(store, generation, functools.partial(_read_file, store, sql), topic, floor=floor, limit=limit,
+                   standard_floor=standard_floor, deadline=deadline)
 
 
-def prepare(topic: str, deadline: float) -> None:
-    """Make ``topic``'s vector now, for :func:`nearest` (in the helper when one runs)."""
-    if ahead.run(functools.partial(_encoded, topic), deadline) is ahead.NOT_SENT:
-        model.encode_topic(topic)
+def _read_file(store: str, sql: str) -> list[tuple[int, bytes]]:
+    import sqlite3  # reading a store's file here: the helper, or a thread of the caller's
 
-
-def _encoded(topic: str) -> None:
-    model.encode_topic(topic)  # kept by the encoder; the vector itself stays in the process that made it
+    with contextlib.closing(sqlite3.connect(f"{Path(store).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        return conn.execute(sql).fetchall()
 
 
 def _build(store: str, generation: str, stored: Sequence[tuple[int, bytes]]) -> Matrix:

@@ -27,7 +27,7 @@ def pao_memory_backends(config: PaoConfig) -> list[MemoryBackend]:
 
 @hookimpl
 def pao_ahead(command: str) -> list[str]:
-    return ["pao_historyworker:before_brief"] if command in ("brief", "spawn") else []  # the vector searches' helper
+    return ["pao_historyworker:before_brief"] if command == "brief" else []  # the vector searches' helper
 
 
 @hookimpl
@@ -48,9 +48,8 @@ def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     if not options.enabled:
         return
     import pao_historyworker.backend  # noqa: F401  (the helper that gathers: the backend's modules, ahead of the topic)
-    from pao_embeddings.ahead import running as vectors_ahead  # the vector searches' helper (pao_ahead), if it runs
 
-    if options.semantic and options.url is None and not vectors_ahead():  # numpy and the model: only to embed here
+    if options.semantic and options.url is None:  # numpy and the model only where this process will embed the topic
         from pao_embeddings.model import available, run_before, shared_encoder
 
         if available():

@@ -97,14 +97,22 @@ def nearest(
     search is not done by ``deadline`` (lexical search then works alone;
     :func:`pao_embeddings.similar.nearest`).
     """
+    return nearest_soon(conn, topic, floor, limit, deadline, standard_floor)()
+
+
+def nearest_soon(
+    conn: sqlite3.Connection, topic: str, floor: float, limit: int, deadline: float | None = None,
+    standard_floor: float = 0.0,
+) -> Callable[[], list[tuple[int, float]]]:
+    """:func:`nearest` in two steps (:func:`pao_embeddings.similar.nearest_soon`): the search may run meanwhile."""
     if not topic.strip() or limit <= 0 or not embeddings.available():
-        return []
+        return list
     if meta_value(conn, "vectors_recipe") != RECIPE:  # no vectors: the topic need not be embedded at all
-        return []
+        return list
 
     store = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
     statement = "SELECT rowid, vector FROM vectors ORDER BY rowid"
-    return similar.nearest(
+    return similar.nearest_soon(
         store, meta_value(conn, "generation") or "", lambda: conn.execute(statement).fetchall(),
         topic, floor=floor, limit=limit, standard_floor=standard_floor, deadline=deadline, sql=statement if store else None,
     )

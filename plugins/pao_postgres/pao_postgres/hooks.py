@@ -34,7 +34,7 @@ def pao_memory_backends(config: PaoConfig) -> list[LongtermBackend]:
 
 @hookimpl
 def pao_ahead(command: str) -> list[str]:
-    return ["pao_postgres:before_brief"] if command in ("brief", "spawn") else []  # the vector searches' helper
+    return ["pao_postgres:before_brief"] if command == "brief" else []  # the vector searches' helper
 
 
 @hookimpl
@@ -68,9 +68,8 @@ def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     if not options.enabled:
         return
     import pao_postgres.backend  # noqa: F401  (the helper that gathers: the backend's modules, ahead of the topic)
-    from pao_embeddings.ahead import running as vectors_ahead  # the vector searches' helper (pao_ahead), if it runs
 
-    if options.semantic and not _warm_searcher(options) and not vectors_ahead():  # numpy and the model: to embed here
+    if options.semantic and not _warm_searcher(options):  # numpy and the model only where this process will embed
         from pao_embeddings.model import available, run_before, shared_encoder
 
         if available():

@@ -157,18 +157,19 @@ def _ranked(options: LongtermOptions, home: Path, topic: Topic, limit: int, dead
         meta: dict[str, str] = {}
         if semantic:
             # not needed until this runs: start-up stays light
-            from pao_postgres.vectors import nearest, vector_meta, with_vector_hits
+            from pao_postgres.vectors import nearest_soon, vector_meta, with_vector_hits
 
-            meta = vector_meta(rows, options, topic.text, deadline, sqlite=sqlite)
+            meta = vector_meta(rows, options, topic.text, sqlite=sqlite)
         key = str(options.sqlite_file(home)) if sqlite else _server_key(options)
         aside = _vectors_aside(options, key, topic, method, deadline, meta) if meta and lexical and not sqlite else None
+        vector_hits = nearest_soon(key, rows, options, topic.text, method, deadline, sqlite=sqlite, meta=meta) \
+            if meta and not aside else None
         kept: list[Any] = []
         if lexical:
             kept = _lexical(options, rows, topic, limit * 4, method, sqlite)
         found_by_both: set[int] = set()
         if meta:
-            near = _waited(aside, deadline) if aside else nearest(key, rows, options, topic.text, method, deadline,
-                                                                  sqlite=sqlite, meta=meta)
+            near = _waited(aside, deadline) if aside else vector_hits()  # type: ignore[misc]
             found_by_both = {row.id for row in kept} & {key for key, _ in near}
             kept = with_vector_hits(options, rows, kept, near, method.rrf_k, sqlite=sqlite) if near else kept
         if method.entity_siblings != "none" and kept:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import hashlib
 import threading
 import time
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import attrs
 
-from pao_embeddings import model, similar
+from pao_embeddings import ahead, model, similar
 from pao_embeddings.similar import fuse_by_rank, retrieval_mode
 from pao_postgres import cells
 from pao_postgres.ranked import quote
@@ -178,27 +179,22 @@ def _meta(rows: Rows, names: dict[str, str], sqlite: bool) -> dict[str, str]:
     return dict(rows(f"SELECT key, value FROM {names['meta']}", {}))
 
 
-def vector_meta(rows: Rows, options: LongtermOptions, topic: str, deadline: float, *, sqlite: bool) -> dict[str, str]:
+def vector_meta(rows: Rows, options: LongtermOptions, topic: str, *, sqlite: bool) -> dict[str, str]:
     """The store's vector generation and count (empty: no semantic search here). When the store
     has vectors, the topic's vector starts being made at once on a worker thread, so the model
-    loads while the lexical search waits for its server; :func:`nearest` then finds it made
-    (in the helper of :mod:`pao_embeddings.ahead` when it will search there: a file without cells)."""
+    loads while the lexical search waits for its server; :func:`nearest` then finds it made (not when
+    the helper of a new ``pao brief`` searches the store's file: :func:`nearest_soon` sends it the search)."""
     if not options.semantic or not topic.strip() or not model.available():
         return {}
     meta = _meta(rows, names_for(options, sqlite=sqlite), sqlite)
-    if int(meta.get("count", 0)) > 0:
-        in_file = sqlite and "cells" not in meta
-        threading.Thread(target=_embed_early, args=(topic, deadline - TOPIC_RESERVE if in_file else None),
-                         name="pao-embed-topic-early", daemon=True).start()
+    if int(meta.get("count", 0)) > 0 and not (sqlite and "cells" not in meta and ahead.running()):
+        threading.Thread(target=_embed_early, args=(topic,), name="pao-embed-topic-early", daemon=True).start()
     return meta
 
 
-def _embed_early(topic: str, in_file_by: float | None) -> None:
+def _embed_early(topic: str) -> None:
     with contextlib.suppress(Exception):  # nearest() meets any failure again and handles it
-        if in_file_by is None:
-            model.encode_topic(topic)
-        else:
-            similar.prepare(topic, in_file_by)
+        model.encode_topic(topic)
 
 
 def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
@@ -209,24 +205,34 @@ def nearest(key: str, rows: Rows, options: LongtermOptions, topic: str, method: 
     without cells, more than :data:`SCAN_LIMIT`), or the vectors' search is not done
     :data:`TOPIC_RESERVE` seconds before ``deadline`` (:func:`pao_embeddings.similar.nearest`).
     """
+    return nearest_soon(key, rows, options, topic, method, deadline, sqlite=sqlite, meta=meta)()
+
+
+def nearest_soon(key: str, rows: Rows, options: LongtermOptions, topic: str, method: Method, deadline: float, *,
+                 sqlite: bool = True, meta: dict[str, str] | None = None) -> Callable[[], list[tuple[int, float]]]:
+    """:func:`nearest` in two steps (:func:`pao_embeddings.similar.nearest_soon`): call this before the lexical
+    search, what it returns after it (a new ``pao brief``'s helper searches an embedded store's file meanwhile)."""
     if not options.semantic or not topic.strip() or not model.available():
-        return []
+        return list
     names = names_for(options, sqlite=sqlite)
     meta = _meta(rows, names, sqlite) if meta is None else meta
     if "cells" in meta:
-        try:
-            return cells.nearest_in_cells(key, rows, names, meta["cells"], topic, method, deadline - TOPIC_RESERVE)
-        except model.EmbeddingsUnavailable:
-            return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)
+        return functools.partial(_without_a_model, cells.nearest_in_cells, key, rows, names, meta["cells"], topic,
+                                 method, deadline - TOPIC_RESERVE)
     if "generation" not in meta or not 0 < int(meta.get("count", 0)) <= SCAN_LIMIT:
-        return []
+        return list
+    statement = f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id"
+    found = similar.nearest_soon(
+        key, meta["generation"], lambda: rows(statement, {}), topic, floor=method.vector_floor,
+        limit=method.vector_candidates, standard_floor=method.vector_standard_floor,
+        deadline=deadline - TOPIC_RESERVE, sql=statement if sqlite else None,
+    )
+    return functools.partial(_without_a_model, found)
+
+
+def _without_a_model(search: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
-        statement = f"SELECT observation_id, vector FROM {names['vectors']} ORDER BY observation_id"
-        return similar.nearest(
-            key, meta["generation"], lambda: rows(statement, {}), topic, floor=method.vector_floor,
-            limit=method.vector_candidates, standard_floor=method.vector_standard_floor,
-            deadline=deadline - TOPIC_RESERVE, sql=statement if sqlite else None,
-        )
+        return search(*args, **kwargs)
     except model.EmbeddingsUnavailable:
         return []  # a broken model costs the vectors, not the lexical hits (`pao doctor` says why)
 
