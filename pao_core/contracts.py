@@ -204,9 +204,6 @@ class TerminalDriver(abc.ABC):
         """the agent's process id, recorded when known. Default: unknown."""
         return None
 
-    def prepare(self) -> None:
-        """load now what the next calls need: ``pao spawn`` waits for the briefing. Default: nothing."""
-
     def version(self) -> str | None:
         """the terminal's version, for ``pao doctor``. Default: unknown."""
         return None

@@ -28,6 +28,7 @@ from pao_core.models import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
+from pao_testing.hostrun import until
 
 pytestmark = pytest.mark.realcli
 TOPIC = "rotate the deploy key"
@@ -117,4 +118,6 @@ def test_pao_spawn_primes_the_real_cli(
 
     assert record["state"] == "busy" and record["host"] == "claude-code"
     transcript = claude_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(folder)) / f"{record['session_id']}.jsonl"
-    assert record["session_id"] and transcript.is_file(), "the transcript is not under the session id pao chose"
+    # the CLI writes its transcript after it sent the request: on a loaded machine, a moment later
+    assert record["session_id"] and until(transcript.is_file, bool, timeout=30), \
+        "the transcript is not under the session id pao chose"

@@ -65,10 +65,6 @@ class Forked(Generic[T]):
             raise value
         return value
 
-    def pending(self) -> bool:
-        """Whether asking for the result now would wait for the child."""
-        return self.fd is not None and not select.select([self.fd], [], [], 0)[0]
-
     def cancel(self) -> None:
         """End the child (a helper: with whatever else it would do) and reap it; safe to call more than once."""
         pid, fd, self.pid, self.fd = self.pid, self.fd, None, None

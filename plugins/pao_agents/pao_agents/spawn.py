@@ -108,8 +108,6 @@ def spawn(
         clock.done("1 window", f"{target}, waiting for its agent")
         if early is not None:  # the same topic and folder unless a worktree moved it (then gathered here)
             if (early.topic, early.folder) == (request.topic, request.folder):
-                if early.briefing.pending():
-                    driver.prepare()  # what reading the agent's screen needs, loaded while the briefing is gathered
                 briefing = early.briefing.result(config.gather.deadline + EARLY_GATHER_GRACE)
             early.briefing.cancel()
         briefing = briefing or _brief_here(request.topic, request.folder, config, plugins)

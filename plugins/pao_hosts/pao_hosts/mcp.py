@@ -106,7 +106,8 @@ def gemini_refusal(path: Path) -> str | None:
         except FileNotFoundError:
             continue  # made by pao, as root
         if info.st_uid != 0 or info.st_mode & 0o022:
-            return f"{place} is not root's alone (Gemini CLI wants every folder above the file owned by root, not group- or world-writable)"
+            return (f"{place} is not root's alone (Gemini CLI wants every folder above the file owned by root, "
+                    "not group- or world-writable)")
     return None
 
 

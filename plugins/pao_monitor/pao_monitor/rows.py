@@ -49,10 +49,12 @@ def observe_all(agents: Agents) -> list[Row]:
             reason = strip_controls(str(seen["reason"])) if seen.get("reason") else None  # another machine's words
             observation = Observation(record, strip_controls(str(seen.get("state") or "unknown")), reason,
                                       source=str(answered[record.name].get("state_source") or "machine"))
+            event = None  # its log is on its machine
         else:
             observation = agents.observe(record)
             agents.refresh(observation)
-        event = last_event(Path(record.extra.get("agent_dir") or Path(config.home) / "agents" / record.name) / EVENTS)
+            folder = record.extra.get("agent_dir") or Path(config.home) / "agents" / record.name
+            event = last_event(Path(folder) / EVENTS)
         rows.append(Row(observation, record.machine or config.machine_name(), strip_controls(event) if event else None))
     return rows
 

@@ -105,10 +105,6 @@ class TmuxDriver(TerminalDriver):
             raise
         return f"{socket}:{pane_id}"
 
-    def prepare(self) -> None:
-        """libtmux imported (the window was opened without it: :func:`_tmux`)."""
-        import libtmux  # noqa: F401  (heavy: loaded while pao waits, not before the window)
-
     def paste(self, target: str, text: str) -> None:
         """Paste ``text`` as one bracketed paste (the program sees it as pasted, not typed)."""
         server, pane = self._address(target)
@@ -256,10 +252,10 @@ def _tmux(socket: str, *args: str) -> _Ran:
     """One tmux command on server ``socket``, with the standard library alone (as :mod:`pao_tmux.panes` asks).
 
     A spawn's window is opened before libtmux is loaded: its import (40-90 ms) would be
-    most of the window's time, and pao has nothing to wait for before the window; it is
-    imported while pao waits for the briefing (:meth:`TmuxDriver.prepare`), or by the next
-    call (reading the screen while the agent starts). Everything else the driver does goes
-    through libtmux.
+    most of the window's time, and pao has nothing to wait for before the window; the
+    next call (reading the screen while the agent starts) imports it. (Importing it while
+    pao waits for the briefing was measured and dropped: it slowed the briefing's helper
+    more than it saved.) Everything else the driver does goes through libtmux.
     """
     binary = shutil.which("tmux") or "tmux"
     done = subprocess.run([binary, *socket_args(socket), *args], capture_output=True, text=True, encoding="utf-8",
