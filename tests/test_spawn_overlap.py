@@ -209,3 +209,44 @@ def test_a_helper_inherited_by_a_later_child_can_be_given_up_there() -> None:
     finally:
         busy.cancel()  # reaped here, by its parent
     assert not psutil.pid_exists(pid)
+
+
+def test_a_helper_ended_from_two_threads_is_gone_when_either_returns(monkeypatch) -> None:
+    """A search's thread that gives the vector helper up and pao's exit (``ahead.end``) may end it at once: the one
+    that comes second must not return before the helper is ended, else the exit freezes the first thread midway
+    and leaves the helper running (a stopped one held ``pao brief``'s output open)."""
+    import threading
+    import time
+
+    from pao_agents import forked
+
+    busy = forked.helper(functools.partial(time.sleep, 30))
+    assert busy is not None
+    pid = busy.pid
+    inside, go_on = threading.Event(), threading.Event()
+    real_end = forked._end
+
+    def slow_end(*args: object) -> None:
+        inside.set()
+        go_on.wait(30)
+        real_end(*args)
+
+    monkeypatch.setattr(forked, "_end", slow_end)
+    seen: list[bool] = []
+
+    def second() -> None:
+        busy.cancel()
+        seen.append(psutil.pid_exists(pid))
+
+    first = threading.Thread(target=busy.cancel)
+    first.start()
+    try:
+        assert inside.wait(30)
+        later = threading.Thread(target=second)
+        later.start()
+        later.join(0.2)  # broken, the second returns here at once, the helper still running
+    finally:
+        go_on.set()
+        first.join(30)
+    later.join(30)
+    assert seen == [False], "the second cancel returned before the helper was ended"

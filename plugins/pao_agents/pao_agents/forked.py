@@ -26,6 +26,7 @@ import select
 import signal
 import struct
 import sys
+import threading
 import time
 from typing import Callable, Generic, NoReturn, TypeVar
 
@@ -81,6 +82,9 @@ class Helper:
         self.pid: int | None = pid
         self.orders = orders
         self.results = results
+        # a search's thread that gives the helper up and pao's exit may both end it: the second waits for the first,
+        # so the pipes close once, and the process does not exit (freezing that thread) before the helper is ended
+        self._ending = threading.Lock()
 
     def run(self, work: Callable[[], T]) -> Forked[T] | None:
         """``work`` sent to the helper; ``None`` when it cannot be (the helper ended, the work does not pickle)."""
@@ -98,11 +102,12 @@ class Helper:
         return Forked(work, self.pid, self.results, helper=self)
 
     def cancel(self) -> None:
-        """End the helper and reap it; safe to call more than once."""
-        pid, self.pid = self.pid, None
-        if pid is not None:
-            os.close(self.orders)
-            _end(pid, self.results)
+        """End the helper and reap it; safe to call more than once, from any thread."""
+        with self._ending:
+            pid, self.pid = self.pid, None
+            if pid is not None:
+                os.close(self.orders)
+                _end(pid, self.results)
 
 
 def _end(pid: int | None, fd: int | None) -> None:
