@@ -71,8 +71,9 @@ def test_attach_names_what_is_wrong(pao: Pao) -> None:
     code, _, err = pao("attach", "nobody")
     assert (code, err) == (1, "pao: no agent named 'nobody' (see 'pao list')\n")
     assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--no-nudge")[0] == 0
-    code, _, err = pao("attach", "one")  # pytest's stdin is no terminal: tmux refuses, in one line
+    code, _, err = pao("attach", "one")  # pytest's stdin is no terminal: said in one line, before tmux is asked
     assert code == 1 and err.startswith("pao: cannot attach pao-test-") and err.count("\n") == 1, err
+    assert err.endswith(": this is not a terminal (run pao attach in one)\n"), err
     pao.tmux("kill-server")
     code, _, err = pao("attach", "one")
     assert code == 1 and "is not running" in err and "'pao resume one'" in err

@@ -169,9 +169,12 @@ class TmuxDriver(TerminalDriver):
         socket_path = self._pane_field(target, "#{socket_path}")
         if socket_path is None:
             raise TmuxError(f"cannot attach {target}: its tmux window is gone")
+        inside = _same_server(os.environ.get("TMUX", ""), socket_path)
+        if not inside and not os.isatty(0):  # a new client reads the terminal on its stdin: said before any change
+            raise TmuxError(f"cannot attach {target}: this is not a terminal (run pao attach in one)")
         for command in (("select-window", "-t", pane), ("select-pane", "-t", pane)):
             self._check(server.cmd(*command), f"attach {target}", server)
-        if _same_server(os.environ.get("TMUX", ""), socket_path):
+        if inside:
             argv, env = ["tmux", "-S", socket_path, "switch-client", "-t", pane], None
         else:
             argv = ["tmux", "-S", socket_path, "attach-session", "-t", pane]
