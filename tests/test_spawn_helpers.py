@@ -97,7 +97,7 @@ def test_the_briefing_is_prepared_and_gathered_in_a_helper(console: Console, tmp
     assert list(warmed) == ["briefing"] and warmed["briefing"] != spawned["pid"]
     assert searched["pid"] == warmed["briefing"], "the briefing was gathered by its helper"
     assert searched["modules"] == ["numpy"], "the helper did not warm up the model its stores search with"
-    assert spawned["modules"] == ["libtmux"], "pao's own process imported numpy"
+    assert spawned["modules"] == [], "pao's own process imported numpy, or libtmux to read the agent's screen"
     briefing = next(folder.glob("*BRIEFING*"))
     assert "SameSite" in briefing.read_text() and "session cookie" in briefing.read_text()
     assert json.loads(stamps.read_text())["start"] >= briefing.stat().st_mtime, "the agent started before its briefing"

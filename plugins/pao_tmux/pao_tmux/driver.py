@@ -131,11 +131,11 @@ class TmuxDriver(TerminalDriver):
 
     def read(self, target: str) -> str:
         """The visible screen; for a dead pane, its last output (tmux scrolls it up on exit)."""
-        server, pane = self._address(target)
-        result = server.cmd("display-message", "-p", "-t", pane, "#{pane_dead}", ";", "capture-pane", "-p", "-t", pane)
-        lines = self._check(result, f"read {target}", server)
+        socket, pane = self._query_address(target)
+        result = _tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}", ";", "capture-pane", "-p", "-t", pane)
+        lines = self._check(result, f"read {target}", socket)
         if lines and lines[0] == "1":
-            history = self._check(server.cmd("capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}", server)
+            history = self._check(_tmux(socket, "capture-pane", "-p", "-S", "-200", "-t", pane), f"read {target}", socket)
             return "\n".join(line for line in history if line.strip()) + "\n"
         return "\n".join(lines[1:]) + "\n"
 
@@ -209,12 +209,12 @@ class TmuxDriver(TerminalDriver):
             time.sleep(0.02)
 
     def _pane_field(self, target: str, fmt: str) -> str | None:
-        server, pane = self._address(target)
-        result = server.cmd("display-message", "-p", "-t", pane, fmt)
+        socket, pane = self._query_address(target)
+        result = _tmux(socket, "display-message", "-p", "-t", pane, fmt)
         if result.returncode != 0:
             if _gone(result.stderr):
                 return None
-            self._check(result, f"inspect {target}", server)
+            self._check(result, f"inspect {target}", socket)
         return result.stdout[0].strip() if result.stdout else None
 
     def _server(self, socket: str | None = None) -> libtmux.Server:
@@ -224,10 +224,15 @@ class TmuxDriver(TerminalDriver):
         return libtmux.Server() if socket == USER_DEFAULT_SERVER else libtmux.Server(socket_name=socket)
 
     def _address(self, target: str) -> tuple[libtmux.Server, str]:
+        socket, pane = self._query_address(target)
+        return self._server(socket), pane
+
+    @staticmethod
+    def _query_address(target: str) -> tuple[str, str]:
         parts = split_target(target)
         if parts is None:
             raise ValidationError(f"{target!r} is not a tmux target (SOCKET:%PANE)")
-        return self._server(parts[0]), parts[1]
+        return parts
 
     @staticmethod
     def _check(result: Any, doing: str, server: libtmux.Server | str) -> list[str]:
@@ -254,11 +259,11 @@ class _Ran:
 def _tmux(socket: str, *args: str) -> _Ran:
     """One tmux command on server ``socket``, with the standard library alone (as :mod:`pao_tmux.panes` asks).
 
-    A spawn's window is opened before libtmux is loaded: its import (40-90 ms) would be
-    most of the window's time, and pao has nothing to wait for before the window; the
-    next call (reading the screen while the agent starts) imports it. (Importing it while
-    pao waits for the briefing was measured and dropped: it slowed the briefing's helper
-    more than it saved.) Everything else the driver does goes through libtmux.
+    A spawn's window and the reads of its screen while the agent starts run without
+    libtmux: its import (40-90 ms) would be most of the window's time, and a spawn polls
+    the screen on the two cores the agent is starting on (measured: README). (Importing it
+    while pao waits for the briefing was measured and dropped: it slowed the briefing's
+    helper more than it saved.) Pasting, keys, kill and attach go through libtmux.
     """
     binary = shutil.which("tmux") or "tmux"
     done = subprocess.run([binary, *socket_args(socket), *args], capture_output=True, text=True, encoding="utf-8",
