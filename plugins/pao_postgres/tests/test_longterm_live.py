@@ -171,8 +171,10 @@ def test_a_file_rewritten_while_pao_reads_it_is_never_half_read(longterm, follow
     writer.start()
     seen = []
     try:
-        deadline = time.monotonic() + 6
-        while time.monotonic() < deadline:
+        # at least 6 s of searches, and on until one has followed the file to V2: a whole V2 is
+        # settled on disk for ~0.1 s of each 0.34 s cycle, and under load a search takes ~1 s
+        started = time.monotonic()
+        while time.monotonic() < started + 6 or (graph(V2) not in seen and time.monotonic() < started + 60):
             longterm.pao("memory", "search", "sessions")
             seen.append(store_graph(longterm, tmp_path))
     finally:
