@@ -15,3 +15,7 @@ os.environ.setdefault("PAO_EMBEDDINGS_CACHE", str(Path(__file__).resolve().paren
 # No test leaves a warm longterm searcher behind (each would live 15 minutes): the searcher's own
 # tests (plugins/pao_postgres/tests/test_longterm_searcher.py) turn it on for their processes.
 os.environ["PAO_WARM_SEARCHER"] = "0"
+
+# No test leaves a background embedding job behind in a folder it is about to delete: the jobs'
+# own tests (tests/test_background_embedding.py) turn them on.
+os.environ["PAO_BACKGROUND_EMBEDDING"] = "0"

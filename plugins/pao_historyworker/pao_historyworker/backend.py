@@ -80,6 +80,9 @@ class HistoryBackend(MemoryBackend):
         except HistoryIndexError:
             if note:  # another process is creating the index: nothing to search yet
                 return SearchResults([], note)
+            root = self.options.transcripts_path()
+            if not self.index_path.exists() and not root.exists():  # a new user: no conversation to recall yet
+                return SearchResults([], f"no transcripts in {root} yet: nothing to recall")
             raise
         return SearchResults(items, note) if note else items
 
@@ -91,9 +94,22 @@ class HistoryBackend(MemoryBackend):
         from pao_historyworker.fresh import refresh  # loads filelock on use: start-up stays light
 
         try:
-            return refresh(self.index_path, self.options.transcripts_path(), budget).note
+            done = refresh(self.index_path, self.options.transcripts_path(), budget)
         except Exception as exc:  # the index as it is still answers
             return f"new transcripts not indexed: {type(exc).__name__}: {exc}"
+        if done.exchanges_added or done.files_left:
+            self._finish_later(done.files_left)
+        return done.note
+
+    def _finish_later(self, files_left: int) -> None:
+        """What the refresh left (vectors of what it indexed, files past its bound) to a background
+        ``pao history index`` (:mod:`pao_embeddings.later`)."""
+        from pao_embeddings import later  # only when a refresh indexed something
+
+        if self.home is None or not later.enabled(self.options.background_embedding):
+            return
+        if files_left or (self.options.semantic and later.embeddings_available()):
+            later.embed_later(self.name, ["history", "index"], self.home)
 
     def local_files(self) -> list[Path]:
         """The local index file (none when a server is configured), for ``pao doctor``."""

@@ -10,8 +10,9 @@ says how much is left (:attr:`Freshness.note`).
 
 One indexer at a time: the first process to find work takes a lock file beside the
 index without waiting; another that finds it held searches the index as it is.
-Embedding (the ``embeddings`` extra) is not done here: it costs seconds; new
-exchanges are found lexically until ``pao history index`` embeds them.
+Embedding (the ``embeddings`` extra) is not done here: it costs seconds. The backend
+leaves it, and the files past the bound, to a background ``pao history index`` once the
+search is over (:mod:`pao_embeddings.later`).
 """
 
 from __future__ import annotations

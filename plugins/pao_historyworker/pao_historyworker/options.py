@@ -28,7 +28,10 @@ class HistoryOptions:
     and fuses vector search with the lexical one; false keeps both lexical only.
     ``refresh_seconds``: the longest a search of the local index spends indexing new and
     grown transcripts of ``transcripts`` first (at most 40% of the search's time left);
-    0 turns it off.
+    0 turns it off. ``background_embedding``: what such a search indexed (and what did not
+    fit its bound) is indexed and embedded by ``pao history index`` in a background process
+    once the search is over (:mod:`pao_embeddings.later`; ``$PAO_BACKGROUND_EMBEDDING=0``
+    turns it off too).
     """
 
     enabled: bool = True
@@ -45,6 +48,7 @@ class HistoryOptions:
     max_response_bytes: int = 4 * 1024 * 1024
     semantic: bool = True
     refresh_seconds: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+    background_embedding: bool = True
 
     def index_path(self, home: Path) -> Path:
         return self.index or home / "history.sqlite3"

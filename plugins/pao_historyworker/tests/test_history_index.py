@@ -93,7 +93,11 @@ def test_a_keyword_topic_finds_its_session_first(env, indexed):
     assert "notari" in items[0].text.lower()
 
 
-def test_search_without_an_index_says_what_to_do(env):
+def test_search_without_an_index_says_what_to_do(env, tmp_path: Path):
+    found = search("anything")  # a new user: no transcripts folder, so no index either
+    assert list(found) == [] and found.note == f"no transcripts in {Path(env['HOME']) / '.claude' / 'projects'} yet: nothing to recall"
+    (Path(env["HOME"]) / ".claude" / "projects").mkdir(parents=True)  # transcripts, but no search-time indexing
+    Path(env["PAO_CONFIG"]).write_text("[backends.history]\nsemantic = false\nrefresh_seconds = 0\n")
     try:
         search("anything")
     except Exception as exc:

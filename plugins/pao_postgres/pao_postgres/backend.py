@@ -77,9 +77,15 @@ class LongtermBackend(WritableMemory):
         from pao_postgres.filesync import sync  # the memory file's bridge: only when a file is followed
 
         try:
-            return sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic())).note
+            report = sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic()))
         except Exception as exc:
             return f"memory file {path} not synced ({exc}); searched the store as it was; 'pao memory sync' retries"
+        if report.synced and self.options.semantic:
+            from pao_embeddings import later  # only when a sync wrote something
+
+            if later.enabled(self.options.background_embedding) and later.embeddings_available():
+                later.embed_later(self.name, ["memory", "sync"], self.home)
+        return report.note
 
     def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
         """Follows ``pao_core.contracts.WritableMemory``: one observation with its provenance."""

@@ -275,8 +275,7 @@ def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
     report = sync(store.options, store.home, path)
     if report.note:
         raise PaoError(f"memory sync: {report.note}")
-    if report.synced:
-        refresh_vectors(store)  # a sync before a search leaves new observations to lexical search
+    refresh_vectors(store)  # what a sync before a search synced (pao_embeddings.later runs this command for it)
     if args.json:
         print_json({"file": report.file, "store": store.describe(), "synced": report.synced,
                     "added": dict(report.added), "removed": dict(report.removed)})

@@ -87,6 +87,9 @@ class LongtermOptions:
     searches go through a per-user background process that keeps the connection and the
     model warm, started on demand and gone after ``warm_searcher_idle_s`` without a search
     (:mod:`pao_postgres.warm`; ``$PAO_WARM_SEARCHER=0`` turns it off too).
+    ``background_embedding``: observations a search synced from the memory file are
+    embedded by ``pao memory sync`` in a background process once the search is over
+    (:mod:`pao_embeddings.later`; ``$PAO_BACKGROUND_EMBEDDING=0`` turns it off too).
     """
 
     enabled: bool = True
@@ -100,6 +103,7 @@ class LongtermOptions:
     semantic: bool = True
     warm_searcher: bool = True
     warm_searcher_idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(10))
+    background_embedding: bool = True
     entities: EntityColumns = EntityColumns()
     observations: ObservationColumns = ObservationColumns()
     relations: RelationColumns = RelationColumns()

@@ -106,6 +106,7 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
             if progress:
                 progress(min(start + EMBED_CHUNK, len(wanted)), len(wanted))
     with transaction(store.engine(), time.monotonic() + WRITE_DEADLINE, write=True) as connection:
+        _one_at_a_time(connection, store, names)  # the count, the cells and the meta of one refresh at a time
         count = connection.exec_driver_sql(f"SELECT count(*) FROM {names['vectors']}").scalar() or 0
         changes = {"generation": str(time.time_ns()), "count": str(count)} if wanted or gone else {}
         trained = cells.retrain(connection, names, count, store.is_sqlite) if cells.due(meta, count) else None
@@ -144,12 +145,19 @@ def names_for(options: LongtermOptions, *, sqlite: bool) -> dict[str, str]:
 
 def _create_table(connection: sa.Connection, store: LongtermStore, names: dict[str, str]) -> None:
     blob = "BLOB" if store.is_sqlite else "bytea"
+    _one_at_a_time(connection, store, names)  # concurrent CREATE TABLE IF NOT EXISTS collide in PostgreSQL's catalog
     connection.exec_driver_sql(
         f"CREATE TABLE IF NOT EXISTS {names['vectors']} (observation_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
         f"vector {blob} NOT NULL)"
     )
     connection.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {names['meta']} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     cells.create(connection, names, store.is_sqlite)
+
+
+def _one_at_a_time(connection: sa.Connection, store: LongtermStore, names: dict[str, str]) -> None:
+    """PostgreSQL: this transaction waits for another refresh's (SQLite's write transactions take turns already)."""
+    if not store.is_sqlite:
+        connection.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (names["vectors"],))
 
 
 def _upsert(connection: sa.Connection, names: dict[str, str], rows: Sequence[tuple[int, str, bytes]]) -> None:
@@ -323,7 +331,7 @@ def retrieval_status(store: LongtermStore, observations: int, deadline: float) -
         return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares without cells " \
                "(run 'pao memory import' again)"
     mode = retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
-                          refresh="run 'pao memory import' again")
+                          refresh="run 'pao memory sync' or 'pao memory import' again")
     if "cells" in meta and mode.startswith("semantic"):
         mode += f"; {cells.cell_count(int(meta['cells_trained'])):,} cells, {cells.PROBES} read per search"
     return mode

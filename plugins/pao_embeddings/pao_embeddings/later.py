@@ -1,0 +1,168 @@
+"""Vectors for what a live source brought in, embedded in the background after the search.
+
+A search keeps its sources live within its own time bound: the longterm store syncs a
+changed MCP memory file, the history store indexes new transcripts. Neither embeds what
+it brought in (embedding costs seconds, and numpy and the model are not loaded in every
+process), so until then new memory is found lexically only. :func:`embed_later` starts
+one detached process per store that runs the store's own command for it (``pao memory
+sync``, ``pao history index``) once the process that searched is over (at most
+:data:`WAIT_S`, for a long-lived one such as ``pao mcp``), on the idle CPU scheduling
+class (``nice 19`` where there is none): it never takes a core from a spawn or a search.
+
+One per store at a time: a second that finds the store's lock held ends at once (the
+running one sees everything written before it reads). Its output goes to a private log
+beside the lock (``$PAO_HOME/background/``). ``PAO_BACKGROUND_EMBEDDING=0``, or
+``background_embedding = false`` in the store's table, turns it off: new memory then
+waits for the command to be run by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+ENV = "PAO_BACKGROUND_EMBEDDING"
+WAIT_S = 10.0
+"""The longest the job waits for the process that searched to end before it starts."""
+RUNS = 3
+"""Runs of the command at most per job (a search that wrote meanwhile asks for one more)."""
+LOG_LIMIT = 256 * 1024
+"""A log larger than this is started again (it holds the last runs' output only)."""
+
+
+def enabled(option: bool) -> bool:
+    """Whether a store's background jobs run: its option and ``$PAO_BACKGROUND_EMBEDDING``."""
+    return option and os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def embeddings_available() -> bool:
+    """Whether the model is installed (no numpy: a look at what is installed)."""
+    from pao_embeddings.model import available  # its module loads attrs and the waiting helpers: on use only
+
+    return available()
+
+
+def folder(home: Path) -> Path:
+    return home / "background"
+
+
+def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
+    """Start ``pao COMMAND`` for store ``name`` in the background (see the module); True when started.
+
+    Never waits and never raises: a job that cannot start leaves the new memory to
+    lexical search until the next search or the command run by hand.
+    """
+    import subprocess  # only when there is something to embed
+
+    from pao_core.files import private_dir  # only when there is something to embed
+
+    try:
+        where = private_dir(folder(home))
+        lock = where / f"{name}.lock"
+        _touch(where / f"{name}.pending")  # a job running now runs its command again when it sees this
+        if _held(lock):
+            return False  # one runs (or waits for its searcher): it reads the store again after this write
+        log = where / f"{name}.log"
+        with open(log, "ab", opener=_private) as stream:
+            subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+                [sys.executable, "-m", "pao_embeddings.later", str(lock), str(os.getpid()), "--", *command],
+                stdin=subprocess.DEVNULL, stdout=stream, stderr=stream, close_fds=True, start_new_session=True,
+                cwd="/",
+            )
+    except OSError:
+        return False
+    return True
+
+
+def _held(lock: Path) -> bool:
+    import fcntl  # POSIX: the job's lock
+
+    try:
+        with open(lock, "a", opener=_private) as stream:
+            fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    return False
+
+
+def _touch(path: Path) -> None:
+    with open(path, "w", opener=_private) as stream:
+        stream.write(str(os.getpid()))  # a new modification time: a write, not an utime, for coarse clocks too
+
+
+def _stamp(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
+
+def _lower_priority() -> None:
+    """The idle scheduling class (Linux): this process runs only on a CPU nothing else wants."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        os.nice(19)
+
+
+def _wait_for(pid: int, timeout: float) -> None:
+    """Until process ``pid`` has ended, at most ``timeout`` seconds (a pidfd where there is one)."""
+    import select  # only in the job
+    import time  # only in the job
+
+    try:
+        handle = os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):  # gone already, or no pidfd: look every 50 ms
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                pass
+            time.sleep(0.05)
+        return
+    try:
+        select.select([handle], [], [], timeout)
+    finally:
+        os.close(handle)
+
+
+def run(argv: Sequence[str]) -> int:
+    """The job: ``LOCK PID -- COMMAND...``."""
+    import datetime  # only in the job
+    import fcntl  # POSIX: the job's lock
+
+    lock_path, pid, _, *command = argv
+    _lower_priority()
+    with open(lock_path, "a", opener=_private) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # another job runs for this store
+        _wait_for(int(pid), WAIT_S)
+        log, pending = Path(lock_path).with_suffix(".log"), Path(lock_path).with_suffix(".pending")
+        if log.exists() and log.stat().st_size > LOG_LIMIT:
+            os.truncate(log, 0)
+        from pao_core.cli import main  # only in the job, once it runs
+
+        code = 0
+        for _ in range(RUNS):  # again while searches wrote more meanwhile (they found this job's lock held)
+            seen = _stamp(pending)
+            print(f"{datetime.datetime.now().astimezone().isoformat(timespec='milliseconds')} pao {' '.join(command)}",
+                  flush=True)
+            code = main(command)
+            if code or _stamp(pending) == seen:
+                break
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))

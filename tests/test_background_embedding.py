@@ -1,0 +1,151 @@
+"""What a search brought in from a live source gets its vectors in the background.
+
+Real processes throughout: ``pao brief`` syncs the MCP memory file and indexes new
+transcripts within its bound, and the job it leaves (``pao_embeddings.later``) embeds
+them once it has ended, on the idle scheduling class, one job per store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pao_embeddings.model import available
+
+pytestmark = pytest.mark.skipif(not available() and not os.environ.get("PAO_REQUIRE_EMBEDDINGS"),
+                                reason="the embeddings extra is not installed")
+
+JOB_WAIT_S = 90.0
+
+
+@pytest.fixture(autouse=True)
+def jobs_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAO_BACKGROUND_EMBEDDING", "1")
+
+
+def _pao(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pao_core", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _memory_file(tmp_path: Path, observations: list[str]) -> Path:
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text(json.dumps({"type": "entity", "name": "billing", "entityType": "service",
+                                  "observations": observations}) + "\n")
+    return memory
+
+
+def _retrieval() -> str:
+    done = _pao("memory", "stats", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["retrieval"]
+
+
+def _until(check, what: str, timeout: float = JOB_WAIT_S):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s; job log: {_log('longterm')!r} {_log('history')!r}")
+
+
+def _log(name: str) -> str:
+    path = Path(os.environ["PAO_HOME"]) / "background" / f"{name}.log"
+    return path.read_text() if path.exists() else ""
+
+
+def _job_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"pao_embeddings.later" in words and any(os.environ["PAO_HOME"].encode() in word for word in words):
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_observations_a_brief_synced_from_the_memory_file_get_vectors_after_it(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PAO_MEMORY_FILE", str(_memory_file(tmp_path, ["keeps user sessions in valkey",
+                                                                      "bills customers on the first of the month"])))
+    done = _pao("brief", "where does billing keep sessions")
+    assert done.returncode == 0, done.stderr
+    assert "valkey" in done.stdout  # found lexically by the brief that synced it
+    assert _until(lambda: _retrieval().startswith("semantic + lexical ("), "vectors of the synced observations")
+    assert _log("longterm").count("pao memory sync") == 1
+    assert oct(os.stat(Path(os.environ["PAO_HOME"]) / "background" / "longterm.log").st_mode & 0o777) == "0o600"
+
+
+def test_the_job_waits_for_the_searching_process_runs_on_idle_cpu_and_runs_once(monkeypatch, tmp_path: Path) -> None:
+    memory = _memory_file(tmp_path, ["keeps user sessions in valkey"])
+    monkeypatch.setenv("PAO_MEMORY_FILE", str(memory))
+    ended = tmp_path / "ended"
+    # one process searches twice, the memory file edited in between, then lives on for a while
+    searcher = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, sys, time\n"
+        "from pao_core.cli import main\n"
+        "assert main(['memory', 'search', 'billing sessions']) == 0\n"
+        f"pathlib.Path({str(memory)!r}).write_text(pathlib.Path({str(memory)!r}).read_text().replace("
+        "'valkey', 'valkey with a 30 minute TTL'))\n"
+        "assert main(['memory', 'search', 'billing sessions ttl']) == 0\n"
+        "print('searched', flush=True)\n"
+        "sys.stdin.read()\n"
+        f"pathlib.Path({str(ended)!r}).write_text(repr(time.time()))\n"
+    )], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert searcher.stdout is not None and searcher.stdin is not None
+    assert "searched\n" in iter(searcher.stdout.readline, "")  # past the two searches' own output
+    jobs = _until(_job_pids, "a job waiting for the searcher", timeout=30)
+    assert len(jobs) == 1, jobs  # the second sync found the first one's job and left it its work
+    assert os.sched_getscheduler(jobs[0]) == os.SCHED_IDLE
+    time.sleep(1.0)  # the job only waits meanwhile: the store has no vectors yet
+    assert _log("longterm") == "" and _retrieval().startswith("lexical only: none of the 1 observations")
+    searcher.stdin.close()
+    assert searcher.wait(timeout=30) == 0
+    assert _until(lambda: _retrieval().startswith("semantic + lexical ("), "vectors after the searcher ended")
+    started = _log("longterm").splitlines()[0].split(" ", 1)[0]
+    from datetime import datetime
+
+    assert datetime.fromisoformat(started).timestamp() >= float(ended.read_text()) - 0.01
+    assert _log("longterm").count("pao memory sync") == 1  # both edits seen by one run
+
+
+def test_transcripts_a_brief_indexed_get_vectors_and_the_rest_indexed_after_it(monkeypatch, pao_config_file: Path) -> None:
+    pao_config_file.write_text("[backends.history]\nrefresh_seconds = 0.001\n")  # too short for every file
+    sessions = Path(os.environ["HOME"]) / ".claude" / "projects" / "-home-sam-code-api"
+    sessions.mkdir(parents=True)
+    for n in range(40):
+        lines = [json.dumps({"type": kind, "uuid": f"{kind}{n}", "sessionId": f"s{n}", "timestamp": "2026-11-30T08:00:00Z",
+                             "cwd": "/home/sam/code/api", "message": {"role": kind, "content": text}}) + "\n"
+                 for kind, text in (("user", f"why does job {n} of the nightly export time out"),
+                                    ("assistant", [{"type": "text", "text": f"Job {n} waited on a lock; gave it a timeout."}]))]
+        (sessions / f"s{n}.jsonl").write_text("".join(lines))
+    done = _pao("brief", "nightly export job times out")
+    assert done.returncode == 0, done.stderr
+
+    def stats() -> dict | None:
+        found = _pao("history", "stats", "--json")
+        counts = json.loads(found.stdout) if found.returncode == 0 else {}
+        return counts if counts.get("sessions") == 40 and counts.get("vectors") == counts.get("exchanges") else None
+
+    counts = _until(stats, "every transcript indexed and embedded")
+    assert counts["semantic_search"].startswith("semantic + lexical (")
+    assert "pao history index" in _log("history")
+
+
+def test_without_the_option_no_job_starts(monkeypatch, tmp_path: Path, pao_config_file: Path) -> None:
+    pao_config_file.write_text("[backends.longterm]\nbackground_embedding = false\n")
+    monkeypatch.setenv("PAO_MEMORY_FILE", str(_memory_file(tmp_path, ["keeps user sessions in valkey"])))
+    done = _pao("brief", "where does billing keep sessions")
+    assert done.returncode == 0, done.stderr
+    assert "valkey" in done.stdout
+    time.sleep(2.0)  # long enough for a job to have started and embedded one observation
+    assert not _job_pids() and _log("longterm") == ""
+    assert _retrieval().startswith("lexical only: none of the 1 observations")
