@@ -80,7 +80,7 @@ def test_observations_a_brief_synced_from_the_memory_file_get_vectors_after_it(m
     assert done.returncode == 0, done.stderr
     assert "valkey" in done.stdout  # found lexically by the brief that synced it
     assert _until(lambda: _retrieval().startswith("semantic + lexical ("), "vectors of the synced observations")
-    assert _log("longterm").count("pao memory sync") == 1
+    assert _log("longterm").count("pao memory sync") == 1 and "embedded 2 observations" in _log("longterm")
     assert oct(os.stat(Path(os.environ["PAO_HOME"]) / "background" / "longterm.log").st_mode & 0o777) == "0o600"
 
 

@@ -275,17 +275,20 @@ def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
     report = sync(store.options, store.home, path)
     if report.note:
         raise PaoError(f"memory sync: {report.note}")
-    refresh_vectors(store)  # what a sync before a search synced (pao_embeddings.later runs this command for it)
+    vectors = refresh_vectors(store)  # also what a sync before a search synced (pao_embeddings.later runs this for it)
     if args.json:
         print_json({"file": report.file, "store": store.describe(), "synced": report.synced,
-                    "added": dict(report.added), "removed": dict(report.removed)})
-    elif not report.synced:
+                    "added": dict(report.added), "removed": dict(report.removed), "embedded": vectors.embedded})
+        return 0
+    if not report.synced:
         print(f"{store.describe()} is up to date with {report.file}")
     else:
         a, r = report.added, report.removed
         print(f"synced {report.file} into {store.describe()}: added {a.get('entities', 0)} entities, "
               f"{a.get('observations', 0)} observations, {a.get('relations', 0)} relations; removed "
               f"{r.get('entities', 0)} entities, {r.get('observations', 0)} observations, {r.get('relations', 0)} relations")
+    if vectors.embedded:
+        print(f"embedded {vectors.embedded} observations in {vectors.elapsed_s:.2f} s (semantic search)")
     return 0
 
 
