@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pao_embeddings.later import last_job
 from pao_embeddings.model import available
 
 pytestmark = pytest.mark.skipif(not available() and not os.environ.get("PAO_REQUIRE_EMBEDDINGS"),
@@ -81,6 +83,8 @@ def test_observations_a_brief_synced_from_the_memory_file_get_vectors_after_it(m
     assert "valkey" in done.stdout  # found lexically by the brief that synced it
     assert _until(lambda: _retrieval().startswith("semantic + lexical ("), "vectors of the synced observations")
     assert _log("longterm").count("pao memory sync") == 1 and "embedded 2 observations" in _log("longterm")
+    assert re.fullmatch(r"background embedding: last job \d{4}-\d\d-\d\d \d\d:\d\d:\d\d ok",
+                        last_job("longterm", Path(os.environ["PAO_HOME"])) or "")
     assert oct(os.stat(Path(os.environ["PAO_HOME"]) / "background" / "longterm.log").st_mode & 0o777) == "0o600"
 
 
@@ -149,3 +153,20 @@ def test_without_the_option_no_job_starts(monkeypatch, tmp_path: Path, pao_confi
     time.sleep(2.0)  # long enough for a job to have started and embedded one observation
     assert not _job_pids() and _log("longterm") == ""
     assert _retrieval().startswith("lexical only: none of the 1 observations")
+
+
+def test_a_job_that_fails_is_reported_with_its_error(monkeypatch, tmp_path: Path) -> None:
+    memory = _memory_file(tmp_path, ["keeps user sessions in valkey"])
+    monkeypatch.setenv("PAO_MEMORY_FILE", str(memory))
+    # the file synced by the search is gone by the time the job runs its sync
+    done = subprocess.run([sys.executable, "-c", (
+        "import pathlib\n"
+        "from pao_core.cli import main\n"
+        "assert main(['memory', 'search', 'billing sessions']) == 0\n"
+        f"pathlib.Path({str(memory)!r}).unlink()\n"
+    )], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    home = Path(os.environ["PAO_HOME"])
+    said = _until(lambda: (lambda job: job if job and "running" not in job else None)(last_job("longterm", home)),
+                  "the failed job's outcome")
+    assert "failed (exit 1): pao: memory sync: memory file" in said and str(home / "background" / "longterm.log") in said

@@ -26,6 +26,8 @@ from typing import Sequence
 ENV = "PAO_BACKGROUND_EMBEDDING"
 WAIT_S = 10.0
 """The longest the job waits for the process that searched to end before it starts."""
+END_MARK = "exit "
+"""How the job's log marks the end of one run of its command (``exit CODE``)."""
 RUNS = 3
 """Runs of the command at most per job (a search that wrote meanwhile asks for one more)."""
 LOG_LIMIT = 256 * 1024
@@ -159,9 +161,33 @@ def run(argv: Sequence[str]) -> int:
             print(f"{datetime.datetime.now().astimezone().isoformat(timespec='milliseconds')} pao {' '.join(command)}",
                   flush=True)
             code = main(command)
+            print(f"{END_MARK}{code}", flush=True)
             if code or _stamp(pending) == seen:
                 break
         return code
+
+
+def last_job(name: str, home: Path) -> str | None:
+    """What the store's background job did last (``pao doctor``, a store's health line); None before any."""
+    where = folder(home)
+    lock = where / f"{name}.lock"
+    if lock.exists() and _held(lock):
+        return f"background embedding: a job is running ({where / name}.log)"
+    try:
+        lines = (where / f"{name}.log").read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    started = [n for n, line in enumerate(lines) if line[:4].isdigit() and " pao " in line]
+    if not started:
+        return None
+    run = lines[started[-1]:]
+    when = run[0].split(" ", 1)[0][:19].replace("T", " ")
+    ended = next((line[len(END_MARK):] for line in run if line.startswith(END_MARK)), None)
+    if ended == "0":
+        return f"background embedding: last job {when} ok"
+    last = next((line for line in reversed(run[1:]) if not line.startswith(END_MARK)), "")
+    outcome = "did not finish" if ended is None else f"failed (exit {ended}): {last[:200]}"
+    return f"background embedding: last job {when} {outcome} (see {where / name}.log)"
 
 
 if __name__ == "__main__":

@@ -121,5 +121,8 @@ class HistoryBackend(MemoryBackend):
 
         with local_index(self.index_path, deadline) as conn:
             counts = stats(conn, self.index_path, self.options.semantic)
+        from pao_embeddings.later import last_job  # not needed until this runs: start-up stays light
+
+        job = last_job(self.name, self.home) if self.home is not None else None
         return (f"local index {counts['index']}: {counts['exchanges']} exchanges from {counts['sessions']} sessions;"
-                f" retrieval: {counts['semantic_search']}")
+                f" retrieval: {counts['semantic_search']}" + (f"; {job}" if job else ""))

@@ -103,10 +103,14 @@ class LongtermBackend(WritableMemory):
         searcher = f"; {_warm().describe(self.options, self.home, self.name, deadline)}" if self.options.url.strip() else ""
         if not stats["exists"]:
             return f"{stats['store']}: empty (no store yet; `pao memory import FILE` creates it){searcher}"
+        from pao_embeddings.later import last_job  # not needed until this runs: start-up stays light
+
+        job = last_job(self.name, self.home)
         return (
             f"{stats['store']}: {stats['observations']} observations of {stats['entities']} entities, "
             f"{stats['relations']} relations (mode {stats['mode']}); "
             f"retrieval: {retrieval_status(self.store, stats['observations'], deadline)}{searcher}"
+            + (f"; {job}" if job else "")
         )
 
 
