@@ -288,7 +288,8 @@ def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
               f"{a.get('observations', 0)} observations, {a.get('relations', 0)} relations; removed "
               f"{r.get('entities', 0)} entities, {r.get('observations', 0)} observations, {r.get('relations', 0)} relations")
     if vectors.embedded:
-        print(f"embedded {vectors.embedded} observations in {vectors.elapsed_s:.2f} s (semantic search)")
+        plural = "" if vectors.embedded == 1 else "s"
+        print(f"embedded {vectors.embedded} observation{plural} in {vectors.elapsed_s:.2f} s (semantic search)")
     return 0
 
 
