@@ -170,3 +170,9 @@ def test_a_job_that_fails_is_reported_with_its_error(monkeypatch, tmp_path: Path
     said = _until(lambda: (lambda job: job if job and "running" not in job else None)(last_job("longterm", home)),
                   "the failed job's outcome")
     assert "failed (exit 1): pao: memory sync: memory file" in said and str(home / "background" / "longterm.log") in said
+    # what the doctor line quotes of a log leaves pao cleaned: no terminal escape, no secret
+    with open(home / "background" / "longterm.log", "a") as log:
+        log.write("2026-12-02T10:00:00.000+00:00 pao memory sync\n"
+                  "pao: memory sync: \x1b]0;owned\x07 line 3 has ghp_abcdefghijklmnopqrstuvwxyz0123456789\nexit 1\n")
+    said = last_job("longterm", home) or ""
+    assert "failed (exit 1): pao: memory sync:" in said and "\x1b" not in said and "ghp_abcdefghijklmnop" not in said

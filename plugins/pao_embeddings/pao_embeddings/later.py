@@ -185,8 +185,10 @@ def last_job(name: str, home: Path) -> str | None:
     ended = next((line[len(END_MARK):] for line in run if line.startswith(END_MARK)), None)
     if ended == "0":
         return f"background embedding: last job {when} ok"
+    from pao_core.sanitize import clean_inline, truncate  # an error may quote the memory file: it leaves pao cleaned
+
     last = next((line for line in reversed(run[1:]) if not line.startswith(END_MARK)), "")
-    outcome = "did not finish" if ended is None else f"failed (exit {ended}): {last[:200]}"
+    outcome = "did not finish" if ended is None else f"failed (exit {ended}): {truncate(clean_inline(last), 200)}"
     return f"background embedding: last job {when} {outcome} (see {where / name}.log)"
 
 
