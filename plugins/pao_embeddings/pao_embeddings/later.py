@@ -58,13 +58,13 @@ def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
     """
     import subprocess  # only when there is something to embed
 
-    from pao_core.files import private_dir  # only when there is something to embed
+    from pao_core.files import lock_is_held, private_dir  # only when there is something to embed
 
     try:
         where = private_dir(folder(home))
         lock = where / f"{name}.lock"
         _touch(where / f"{name}.pending")  # a job running now runs its command again when it sees this
-        if _held(lock):
+        if lock_is_held(lock):
             return False  # one runs (or waits for its searcher): it reads the store again after this write
         log = where / f"{name}.log"
         with open(log, "ab", opener=_private) as stream:
@@ -76,17 +76,6 @@ def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
     except OSError:
         return False
     return True
-
-
-def _held(lock: Path) -> bool:
-    import fcntl  # POSIX: the job's lock
-
-    try:
-        with open(lock, "a", opener=_private) as stream:
-            fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    return False
 
 
 def _touch(path: Path) -> None:
@@ -139,15 +128,17 @@ def _wait_for(pid: int, timeout: float) -> None:
 
 def run(argv: Sequence[str]) -> int:
     """The job: ``LOCK PID -- COMMAND...``."""
+    import contextlib  # only in the job
     import datetime  # only in the job
-    import fcntl  # POSIX: the job's lock
+
+    from pao_core.files import LockTimeout, state_lock  # only in the job
 
     lock_path, pid, _, *command = argv
     _lower_priority()
-    with open(lock_path, "a", opener=_private) as lock:
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            held.enter_context(state_lock(lock_path, timeout=0))
+        except LockTimeout:
             return 0  # another job runs for this store
         _wait_for(int(pid), WAIT_S)
         log, pending = Path(lock_path).with_suffix(".log"), Path(lock_path).with_suffix(".pending")
@@ -169,9 +160,10 @@ def run(argv: Sequence[str]) -> int:
 
 def last_job(name: str, home: Path) -> str | None:
     """What the store's background job did last (``pao doctor``, a store's health line); None before any."""
+    from pao_core.files import lock_is_held  # not needed until this runs: start-up stays light
+
     where = folder(home)
-    lock = where / f"{name}.lock"
-    if lock.exists() and _held(lock):
+    if lock_is_held(where / f"{name}.lock"):
         return f"background embedding: a job is running ({where / name}.log)"
     try:
         lines = (where / f"{name}.log").read_text(errors="replace").splitlines()
