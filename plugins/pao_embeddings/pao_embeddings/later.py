@@ -58,16 +58,15 @@ def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
     """
     import subprocess  # only when there is something to embed
 
-    from pao_core.files import lock_is_held, private_dir  # only when there is something to embed
+    from pao_core.files import atomic_write, lock_is_held, private_dir, private_file  # only when there is something to embed
 
     try:
         where = private_dir(folder(home))
         lock = where / f"{name}.lock"
-        _touch(where / f"{name}.pending")  # a job running now runs its command again when it sees this
+        atomic_write(where / f"{name}.pending", str(os.getpid()))  # a new mtime: a running job runs its command again
         if lock_is_held(lock):
             return False  # one runs (or waits for its searcher): it reads the store again after this write
-        log = where / f"{name}.log"
-        with open(log, "ab", opener=_private) as stream:
+        with open(private_file(where / f"{name}.log"), "ab") as stream:
             subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
                 [sys.executable, "-m", "pao_embeddings.later", str(lock), str(os.getpid()), "--", *command],
                 stdin=subprocess.DEVNULL, stdout=stream, stderr=stream, close_fds=True, start_new_session=True,
@@ -78,20 +77,13 @@ def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
     return True
 
 
-def _touch(path: Path) -> None:
-    with open(path, "w", opener=_private) as stream:
-        stream.write(str(os.getpid()))  # a new modification time: a write, not an utime, for coarse clocks too
-
-
-def _stamp(path: Path) -> int | None:
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The pending marker's identity: each search rewrites it (a new file, so a new inode, however coarse the clock)."""
     try:
-        return path.stat().st_mtime_ns
+        status = path.stat()
     except OSError:
         return None
-
-
-def _private(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
+    return status.st_ino, status.st_mtime_ns
 
 
 def _lower_priority() -> None:
@@ -105,25 +97,28 @@ def _lower_priority() -> None:
 def _wait_for(pid: int, timeout: float) -> None:
     """Until process ``pid`` has ended, at most ``timeout`` seconds (a pidfd where there is one)."""
     import select  # only in the job
-    import time  # only in the job
 
     try:
         handle = os.pidfd_open(pid)  # type: ignore[attr-defined]
-    except (AttributeError, OSError):  # gone already, or no pidfd: look every 50 ms
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            except PermissionError:
-                pass
-            time.sleep(0.05)
+    except (AttributeError, OSError):  # gone already, or no pidfd (macOS): look, with backoff
+        from pao_core.waiting import poll_until  # only in the job
+
+        poll_until(lambda: not _alive(pid), timeout, first=0.01, cap=0.2)
         return
     try:
         select.select([handle], [], [], timeout)
     finally:
         os.close(handle)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
 
 
 def run(argv: Sequence[str]) -> int:
