@@ -67,9 +67,10 @@ GITLEAKS_REFERENCE = "gitleaks v8.30.1 (config/gitleaks.toml)"
 _ASSIGNMENT_TAIL = re.compile(
     r"""
     [\w.-]*(?:[ \t]{1,20}[\w.-]{1,30}){0,3}?
-    (?P<sep>[ \t'"]{0,8}(?P<op>:{1,3}=|=>|\?=|\|\||[=:>,])[ \t'"`=]{0,20})
+    (?P<sep>[ \t'"]{0,8}(?P<op>:{1,3}=|=>|\?=|\|\||[=:>,])[ \t]{0,20})
     (?!\[redacted)
-    (?P<value>[^\s"'`,;)\]}]{4,})
+    (?:(?P<quote>["'`])(?P<spaced>[^"'`\n]{0,200}?\s[^"'`\n]{0,200}?)(?P=quote)  # "correct horse battery"
+     |[ \t'"`=]{0,20}(?!\[redacted)(?P<value>[^\s"'`,;)\]}]{4,}))
     """,
     re.VERBOSE,
 )
@@ -159,8 +160,12 @@ def _looks_secret(value: str) -> bool:
 
 
 def _is_secret_assignment(name: str, match: re.Match[str], strong_name: bool) -> bool:
+    if _NOT_SECRET_NAMES.search(name.split()[-1]):
+        return False
+    if match["spaced"] is not None:  # a quoted value with spaces: a passphrase after a secret's name only
+        return strong_name
     value = match["value"]
-    if _NOT_SECRET_NAMES.search(name.split()[-1]) or value.lower() in _NOT_SECRET_VALUES:
+    if value.lower() in _NOT_SECRET_VALUES:
         return False
     if strong_name and (match["op"] in _STRONG_OPERATORS or _looks_secret(value)):
         return not (value.isdigit() and len(value) < 8) and not value.startswith(("$", "<", "{"))
@@ -188,8 +193,9 @@ def _redact_assignments(text: str, hits: list[tuple[str, int]], rules: SecretRul
         while head > 0 and (text[head - 1].isalnum() or text[head - 1] in "_.-"):
             head -= 1
         if _is_secret_assignment(text[head:match.start("sep")], match, starts[start]):
-            out.append(text[position:match.start("value")] + REDACTED)
-            position = match.end("value")
+            group = "value" if match["spaced"] is None else "spaced"
+            out.append(text[position:match.start(group)] + REDACTED)
+            position = match.end(group)
     return "".join(out) + text[position:]
 
 
