@@ -3,10 +3,17 @@ embedded store must not import SQLAlchemy)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from pao_core.sanitize import mask_url
 from pao_core.errors import PaoError
+
+
+# libpq's errors on a malformed URL or DSN quote a piece of it, which may be the password
+_CONNINFO_ERROR = re.compile(r"unexpected spaces found in|invalid percent-encoded token|in connection info string|"
+                             r"invalid URI query parameter|invalid connection option|invalid integer value|"
+                             r"invalid port number|end of string reached|unterminated quoted string")
 
 
 class LongtermError(PaoError):
@@ -39,4 +46,6 @@ def reason(exc: BaseException) -> str:
         text = "the query ran past its deadline"
     elif "no such table" in text:
         text = f"a table is missing: run `pao memory init` ({text})"
+    if _CONNINFO_ERROR.search(text):
+        text = re.sub(r'"[^"]*"', '"***"', text)
     return mask_url(text) or type(original).__name__
