@@ -111,58 +111,73 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``pao`` command; every failure ends here as one line on stderr and an exit code."""
+    from pao_core.output import guard_standard_streams, silence_broken_pipe
+
+    guard_standard_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        command, catalog = _command(argv), None
-        if "pao_core.plugins" not in sys.modules:
-            from pao_core.plugin_index import load_object, read_index  # the standard library only: start-up stays light
-
-            catalog = read_index(os.environ)
-        if catalog is not None and command is None:  # --help, --version or no command: no plugin, no configuration
-            parser = build_parser(None, None, catalog=catalog)
-            parser.parse_args(argv)
-            return _usage(parser)
-        entry = next((entry for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
-        for function in catalog.get("ahead", {}).get(entry[0], ()) if entry else ():  # type: ignore[union-attr]
-            try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
-                load_object(function)(argv)
-            except Exception:  # noqa: BLE001
-                pass
-        answered = load_object(entry[3])(argv, catalog) if entry and entry[3] else None
-        if answered is not None:  # the command answered before any plugin loaded (its parser's ``light``)
-            return answered
-        from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use
-
-        plugins = get_plugins(catalog)
-        config, config_error = _load_config(plugins)
-        if plugins.index is None:  # a complete load: the next run starts from its index
-            save_index(plugins, config)
-        parser = build_parser(config, plugins, command, plugins.catalog)
-        args = parser.parse_args(argv)
-        func = getattr(args, "func", None)
-        if not func:
-            return _usage(parser)
-        if getattr(func, "tolerates_config_error", False):
-            args.config_error = config_error
-        elif config_error is not None:
-            raise config_error
-        for router in plugins.command_routers(config):  # say, the agent runs on another machine
-            routed = router.route(args, config)
-            if routed is not None:
-                return routed
-        return int(func(args, config) or 0)
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that went away shows here, not as a warning at exit
+        return code
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("pao: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # `pao list | head -1`: the reader has what it wanted; end quietly, as cat does
+        silence_broken_pipe()
         return 141
+    except UnicodeError as exc:  # an argument or file that is not UTF-8 met a place that needs UTF-8
+        print(f"pao: cannot use text that is not valid UTF-8 ({exc.reason})", file=sys.stderr)
+        return 1
     except OSError as exc:  # an unreadable PAO_HOME, a file where a folder should be...: one line, no traceback
         where = f" {exc.filename}" if exc.filename else ""
         print(f"pao: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+
+
+def _run(argv: list[str]) -> int:
+    """The command ``argv`` names, run: its exit code (errors are raised, for :func:`main` to say)."""
+    command, catalog = _command(argv), None
+    if "pao_core.plugins" not in sys.modules:
+        from pao_core.plugin_index import load_object, read_index  # the standard library only: start-up stays light
+
+        catalog = read_index(os.environ)
+    if catalog is not None and command is None:  # --help, --version or no command: no plugin, no configuration
+        parser = build_parser(None, None, catalog=catalog)
+        parser.parse_args(argv)
+        return _usage(parser)
+    entry = next((entry for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
+    for function in catalog.get("ahead", {}).get(entry[0], ()) if entry else ():  # type: ignore[union-attr]
+        try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
+            load_object(function)(argv)
+        except Exception:  # noqa: BLE001
+            pass
+    answered = load_object(entry[3])(argv, catalog) if entry and entry[3] else None
+    if answered is not None:  # the command answered before any plugin loaded (its parser's ``light``)
+        return answered
+    from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use
+
+    plugins = get_plugins(catalog)
+    config, config_error = _load_config(plugins)
+    if plugins.index is None:  # a complete load: the next run starts from its index
+        save_index(plugins, config)
+    parser = build_parser(config, plugins, command, plugins.catalog)
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if not func:
+        return _usage(parser)
+    if getattr(func, "tolerates_config_error", False):
+        args.config_error = config_error
+    elif config_error is not None:
+        raise config_error
+    for router in plugins.command_routers(config):  # say, the agent runs on another machine
+        routed = router.route(args, config)
+        if routed is not None:
+            return routed
+    return int(func(args, config) or 0)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -175,6 +190,12 @@ def run() -> None:
     import gc  # the pao command's own process: the tens of thousands of objects its start-up makes live to its end
 
     gc.set_threshold(50_000, 10, 10)  # so a collection per 50,000 allocations, not 700: ~5-10 ms of CPU less per run
-    code = main()
+    from pao_core.output import flush_output
+
+    try:
+        code = main()
+    except SystemExit as leaving:  # --help and --version end so: what they printed must reach the reader too
+        code = leaving.code
+    code = flush_output(code)
     gc.freeze()  # the process ends here: its objects need no collection at exit (a spawn's take tens of ms)
     sys.exit(code)

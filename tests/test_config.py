@@ -176,3 +176,27 @@ def test_mask_url_masks_a_password_given_as_a_query_parameter() -> None:
     assert mask_url("postgres:///memory?PASSWORD=hunter2 then") == "postgres:///memory?PASSWORD=*** then"
     assert mask_url("postgresql://db/m?sslpassword=k3y#frag") == "postgresql://db/m?sslpassword=***#frag"
     assert mask_url("postgresql://db/memory?password_hint=ok") == "postgresql://db/memory?password_hint=ok"
+
+
+@pytest.mark.parametrize(("url", "password"), [
+    ("postgresql://sam:correct horse battery@127.0.0.1:1/memory", "correct horse battery"),
+    ("host=127.0.0.1 port=1 user=app password='a b c' dbname=memory", "'a b c'"),
+    ("host=127.0.0.1 port=1 user=app password=s3cretpw dbname=memory", "s3cretpw"),
+    ("host=127.0.0.1 port=1 password='it\\'s a secret' dbname=memory", "s a secret"),
+])
+def test_a_password_with_spaces_or_in_a_keyword_dsn_is_masked(pao_config_file: Path, pao, url: str, password: str) -> None:
+    env = {"PAO_POSTGRES_URL": url}
+    for args in (["config"], ["config", "--json"]):
+        result = pao(*args, env=env)
+        assert result.returncode == 0 and "***" in result.stdout and password not in result.stdout, result.stdout
+    searched = pao("memory", "search", "rostra", env=env)  # whatever libpq says of the URL, the line keeps no password
+    assert searched.returncode != 0 and searched.stderr.startswith("pao: ") and "Traceback" not in searched.stderr
+    assert password not in searched.stderr and "horse" not in searched.stderr, searched.stderr
+
+
+def test_mask_url_masks_passwords_with_spaces_and_keyword_dsns_only() -> None:
+    assert mask_url("at postgres://app:a b c@db/x now") == "at postgres://app:***@db/x now"
+    assert mask_url("postgres://app:p@ss@db:5432/r") == "postgres://app:***@db:5432/r"
+    assert mask_url("host=db password='a b c' dbname=x") == "host=db password=*** dbname=x"
+    kept = "see http://example.com:8080 and mail me@example.org; host=db dbname=x"
+    assert mask_url(kept) == kept

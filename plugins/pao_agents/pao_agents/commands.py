@@ -13,7 +13,7 @@ from pao_core.contracts import PERMISSION_MODES, permission_summary
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_agents.light import observed_json, print_listing, remember_checked
-from pao_core.output import print_json
+from pao_core.output import plain, print_json
 
 if TYPE_CHECKING:
     from pao_agents.lifecycle import Agents, Observation
@@ -240,8 +240,8 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
         print_json(data)
         return 0
     for key, value in record_json(observation.record).items():
-        print(f"{key:<14}{value}")
-    print(f"{'observed':<14}{observation.state}{': ' + observation.reason if observation.reason else ''}")
+        print(f"{key:<14}{plain(value)}")
+    print(f"{'observed':<14}{observation.state}{': ' + plain(observation.reason) if observation.reason else ''}")
     if args.screen:
         sys.stdout.write(observation.screen)
     return 0

@@ -21,7 +21,7 @@ from pao_core.doctor import check_backend
 from pao_core.errors import PaoError
 from pao_core.gather import brief
 from pao_core.models import MemoryItem, Provenance, parse_timestamp
-from pao_core.sanitize import clean, clean_inline, truncate
+from pao_core.sanitize import clean, clean_inline, strip_controls, truncate
 from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import bounded
 
@@ -157,7 +157,7 @@ class MemoryTools:
     # -- remember -------------------------------------------------------------------------
 
     def remember(self, entity: str, observation: str) -> Answer:
-        entity = " ".join(reject_control(entity, "the entity").split())
+        entity = " ".join(strip_controls(reject_control(entity, "the entity")).split())  # invisible ones too
         stored = clean(reject_control(observation, "the observation", allow_newlines=True)).strip()
         if not entity or not stored:
             raise ToolError("the entity and the observation must say something")
