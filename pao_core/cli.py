@@ -38,6 +38,11 @@ class _Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("pao").strip()  # the one place errors are printed says "pao: " already
         raise UsageError(f"{command}: {message}" if command else message)
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """Help and version text, written; argparse would drop a failed write, and pao says it (``main``)."""
+        if message:
+            (file or sys.stderr).write(message)
+
 
 class UsageError(PaoError):
     exit_code = 2

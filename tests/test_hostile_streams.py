@@ -62,7 +62,7 @@ def test_an_argument_that_is_not_utf8_is_shown_as_a_replacement_character(isolat
     assert spawned.returncode != 0 and err.startswith("pao: ") and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("args", [["list"], ["brief", "x"], ["--help"], ["brief", "x", "--json"]])
+@pytest.mark.parametrize("args", [["list"], ["brief", "x"], ["--help"], ["--version"], ["brief", "x", "--json"]])
 def test_a_closed_stdout_is_one_line_on_stderr_and_exit_1(isolated_home: Path, args: list[str]) -> None:
     result = pao_process(*args, close=(1,), stdout=subprocess.DEVNULL)
     assert no_traceback(result) == CLOSED
@@ -83,12 +83,13 @@ def test_a_closed_stdin_reads_as_empty(isolated_home: Path) -> None:
     assert result.returncode == 0 and b"# Context briefing: x" in result.stdout
 
 
-@pytest.mark.parametrize("args", [["brief", "x"], ["--help"], ["list"]])
-def test_a_reader_that_went_away_ends_pao_quietly_with_141(isolated_home: Path, args: list[str]) -> None:
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("args", [["brief", "x"], ["--help"], ["--version"], ["list"]])
+def test_a_reader_that_went_away_ends_pao_quietly_with_141(isolated_home: Path, args: list[str], unbuffered: str) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # `pao ... | head -c0` once head has exited
-    try:
-        result = pao_process(*args, stdout=write_end)
+    try:  # buffered, the failure shows when the output is flushed at the end; unbuffered, at the first write
+        result = pao_process(*args, stdout=write_end, env={"PYTHONUNBUFFERED": unbuffered})
     finally:
         os.close(write_end)
     assert no_traceback(result) == ""
