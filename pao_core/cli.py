@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pao_core.errors import ConfigError, PaoError
+from pao_core.output import end_output, guard_standard_streams
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -38,8 +39,7 @@ class _Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("pao").strip()  # the one place errors are printed says "pao: " already
         raise UsageError(f"{command}: {message}" if command else message)
 
-    def _print_message(self, message: str, file: Any = None) -> None:
-        """Help and version text, written; argparse would drop a failed write, and pao says it (``main``)."""
+    def _print_message(self, message: str, file: Any = None) -> None:  # argparse drops a failed write: main says it
         if message:
             (file or sys.stderr).write(message)
 
@@ -116,24 +116,17 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one ``pao`` command; every failure ends here as one line on stderr and an exit code."""
-    from pao_core.output import guard_standard_streams, silence_broken_pipe
-
-    guard_standard_streams()
-    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        code = _run(argv)
-        sys.stdout.flush()  # a reader that went away shows here, not as a warning at exit
-        return code
+        guard_standard_streams()
+        return end_output(_run(sys.argv[1:] if argv is None else list(argv)))
     except PaoError as exc:
         print(f"pao: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("pao: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `pao list | head -1`: the reader has what it wanted; end quietly, as cat does
-        silence_broken_pipe()
-        return 141
+    except BrokenPipeError:  # `pao list | head -1`: the reader has what it wanted
+        return end_output(141)
     except UnicodeError as exc:  # an argument or file that is not UTF-8 met a place that needs UTF-8
         print(f"pao: cannot use text that is not valid UTF-8 ({exc.reason})", file=sys.stderr)
         return 1
@@ -144,7 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    """The command ``argv`` names, run: its exit code (errors are raised, for :func:`main` to say)."""
     command, catalog = _command(argv), None
     if "pao_core.plugins" not in sys.modules:
         from pao_core.plugin_index import load_object, read_index  # the standard library only: start-up stays light
@@ -195,12 +187,9 @@ def run() -> None:
     import gc  # the pao command's own process: the tens of thousands of objects its start-up makes live to its end
 
     gc.set_threshold(50_000, 10, 10)  # so a collection per 50,000 allocations, not 700: ~5-10 ms of CPU less per run
-    from pao_core.output import flush_output
-
     try:
         code = main()
     except SystemExit as leaving:  # --help and --version end so: what they printed must reach the reader too
-        code = leaving.code
-    code = flush_output(code)
+        code = end_output(leaving.code)
     gc.freeze()  # the process ends here: its objects need no collection at exit (a spawn's take tens of ms)
     sys.exit(code)

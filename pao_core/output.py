@@ -2,111 +2,57 @@
 
 from __future__ import annotations
 
-import codecs
 import io
 import json
 import os
-import re
 import sys
 from typing import Any, Sequence
 
 from pao_core.errors import PaoError
 
 
-_NOT_ASCII = re.compile(r"[^\x20-\x7e\n]")
-
-
-class OutputClosed(PaoError):
-    """Standard output was closed when pao started (``pao list >&-``): what it had to say went nowhere."""
-
-
-class _ClosedOutput(io.TextIOBase):
-    """Stands in for a closed standard output: writing is an error, as for ``ls >&-``, never silence."""
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if text:
-            raise OutputClosed("cannot write the output: standard output is closed")
-        return 0
-
-
 def guard_standard_streams() -> None:
-    """Make the three standard streams safe to use, whatever pao was started with.
-
-    A closed descriptor 0, 1 or 2 is opened on the null device, so no file pao opens later
-    takes its number (and receives what was meant for the terminal); a closed stdout then
-    fails on the first write, a closed stderr swallows the error line (there is nowhere to
-    say it), a closed stdin reads as empty. Text the terminal's encoding cannot show is
-    replaced (``?``) instead of stopping the command.
-    """
+    """Closed descriptors 0-2 opened on the null device, so no file pao opens takes their number; a closed
+    stdout is an error (``ls >&-`` says so too), a closed stderr swallows it, a closed stdin reads as empty."""
     for descriptor in (0, 1, 2):
         try:
             os.fstat(descriptor)
         except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != descriptor:
-                os.dup2(null, descriptor)
-                os.close(null)
-    if sys.stdin is None:
-        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (lives as long as the process)
+            os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one, the ones below are open
+    sys.stdin = sys.stdin or open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (as long as the process)
+    sys.stderr = sys.stderr or open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     if sys.stdout is None:
-        sys.stdout = _ClosedOutput()
-    if sys.stderr is None:
-        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        raise PaoError("cannot write the output: standard output is closed")
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
-        sys.stdout.reconfigure(errors="replace")
+        sys.stdout.reconfigure(errors="replace")  # what the terminal's encoding cannot show: "?", not a traceback
 
 
-def silence_broken_pipe() -> None:
-    """After the reader of stdout went away: point stdout at the null device, so that the flush
-    at exit does not fail again and print a warning (what `cat` does: end quietly)."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # not a real file: nothing to flush
-        pass
-
-
-def flush_output(code: Any) -> Any:
-    """Flush stdout before the process ends: ``code``, or 141 when the reader went away meanwhile."""
+def end_output(code: Any) -> Any:
+    """``code`` once stdout is flushed; 141, quietly (as ``cat``), when its reader went away."""
     try:
         sys.stdout.flush()
+        return code
     except BrokenPipeError:
-        silence_broken_pipe()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit fails no more
         return 141
-    return code
-
-
-def _utf8_output() -> bool:
-    try:
-        return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name == "utf-8"
-    except LookupError:
-        return False
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (the shape of every ``--json`` output).
+    """Print ``data`` as JSON on stdout (the shape of every ``--json`` output); an invisible character
+    as its visible ``\\u`` escape, and any non-ASCII one where the terminal's encoding is not UTF-8."""
+    text = json.dumps(data, indent=2, ensure_ascii="utf" not in (getattr(sys.stdout, "encoding", "") or "utf").lower(),
+                      default=str)
+    if not text.isascii():
+        from pao_core.sanitize import INVISIBLE  # its patterns: only non-ASCII output needs them
 
-    Lossless and visible: a character that shows nothing (a control, a zero-width or bidi
-    character, a Unicode tag) is written as its ``\\u`` escape, and so is every non-ASCII
-    character when the terminal's encoding is not UTF-8.
-    """
-    text = json.dumps(data, indent=2, ensure_ascii=not _utf8_output(), default=str)
-    sys.stdout.write(_NOT_ASCII.sub(_escape_invisible, text) + "\n")
-
-
-def _escape_invisible(match: re.Match[str]) -> str:
-    char = match[0]
-    return char if char.isprintable() else json.dumps(char)[1:-1]
+        text = INVISIBLE.sub(lambda match: json.dumps(match[0])[1:-1], text)
+    sys.stdout.write(text + "\n")
 
 
 def plain(value: Any) -> str:
-    """``value`` as one line of terminal text: no escape sequence, control, newline or invisible character."""
+    """``value`` as one line for a terminal: no escape sequence, control, newline or invisible character."""
     text = str(value)
-    if text.isprintable():
+    if text.isascii() and text.isprintable():
         return text
     from pao_core.sanitize import strip_controls  # its patterns: only text with something to strip needs them
 

@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from pao_core.models import MemoryItem
 
 REDACTED = "[redacted]"
-# The password runs to the last "@" of its word: people write passwords with "/" in URLs. It may
-# hold a few spaces ("postgres://app:a b c@db"), but a port ("host:8080 and me@x") is no password.
+# To the last "@" of its word ("/" occurs in passwords), a few spaces allowed; "host:8080 and me@x" is a port.
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/@:\s]*:)(?!\d+(?:[/\s]|$))"
                            r"(?P<pw>(?:\S+[ \t]+){0,5}?\S+)(?P<tail>@)(?=[\w\[])", re.IGNORECASE)
 # libpq and most drivers also take the password as a query parameter: ...?password=secret
@@ -40,8 +39,7 @@ _DSN_PASSWORD = re.compile(r"(?P<head>(?<![\w?&-])password\s*=\s*)(?:'(?:[^'\\]|
 
 
 def mask_url(text: str, mask: str = "***") -> str:
-    """Replace the password of any ``scheme://user:password@host``, ``...?password=`` or keyword DSN
-    (``host=db password='a b c'``) with ``mask``."""
+    """The password of any ``scheme://user:password@host``, ``...?password=``, ``host=db password='a b'`` masked."""
     text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{mask}{m['tail']}", text)
     text = _URL_QUERY_PASSWORD.sub(lambda m: f"{m['head']}{mask}", text)
     return _DSN_PASSWORD.sub(lambda m: f"{m['head']}{mask}", text) if "=" in text else text
@@ -60,14 +58,11 @@ _ANSI = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
-# Characters that show nothing yet carry text a model reads (or reorder what a person sees): zero-width
-# ones, the word joiner and invisible operators, Unicode tags (ASCII hidden as U+E0020-U+E007E), variation
-# selectors beyond emoji presentation (U+FE0E/U+FE0F stay), and other format characters with no
-# visible use in memory text (soft hyphen, Mongolian vowel separator, interlinear annotation...).
+# Invisible yet read by a model: zero-width, word joiner, invisible operators, Unicode tags (hidden ASCII),
+# variation selectors (not U+FE0E/U+FE0F, emoji), soft hyphen and other format characters.
 _INVISIBLE = ("\u00ad\u180e\u200b-\u200d\u2060-\u2064\u206a-\u206f\ufe00-\ufe0d\ufff9-\ufffb"
               "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef")
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ufeff{_INVISIBLE}]")
-# a lone surrogate: an argument or file that was not UTF-8 (surrogateescape); no output could encode it
+INVISIBLE = _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ufeff{_INVISIBLE}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
@@ -163,8 +158,7 @@ def secret_rules() -> SecretRules:
 
 
 def strip_controls(text: str) -> str:
-    """Remove escape sequences, control, bidi and invisible characters; keep ``\\n`` and ``\\t``;
-    a lone surrogate becomes U+FFFD."""
+    """Remove escape sequences, control, bidi and invisible characters (not \\n, \\t); a lone surrogate: U+FFFD."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _ANSI.sub("", text)
     text = _LINE_SEPARATORS.sub("\n", text)

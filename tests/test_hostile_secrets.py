@@ -36,11 +36,7 @@ GITLEAKS_RULES_WITH_A_REGEX = 221
 
 
 def leaked(secret: str, out: str) -> bool:
-    """Any 16 characters in a row of the secret's value (its longest word) survive, or (a passphrase)
-    the whole secret or any word of 4 or more characters of it."""
-    words = [word.strip("'\"") for word in secret.split()]
-    if secret in out or any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", out) for word in words if len(word) >= 4):
-        return True
+    """Any 16 characters in a row of the secret's value (its longest word) survive."""
     value = max(secret.split(), key=len)
     if len(value) < 16:
         return value in out
@@ -162,10 +158,17 @@ def test_memory_search_redacts_unless_raw_is_asked(isolated_home: Path, capsys: 
     assert secret in capsys.readouterr().out
 
 
+def shape_leaked(secret: str, out: str) -> bool:
+    """:func:`leaked`, or (a passphrase) the whole secret or any word of it of 4 or more characters survives."""
+    words = [word.strip("'\"") for word in secret.split()]
+    return leaked(secret, out) or secret in out or any(
+        re.search(rf"(?<!\w){re.escape(word)}(?!\w)", out) for word in words if len(word) >= 4)
+
+
 @pytest.mark.parametrize("row", SHAPED, ids=[f"{row['shape']}-{n}" for n, row in enumerate(SHAPED)])
 def test_issue_28_shapes_and_their_kind_are_redacted_whole(row: dict) -> None:
     for out in (clean(row["text"]), clean_inline(row["text"])):
-        assert not leaked(row["secret"], out) and REDACTED in out, out
+        assert not shape_leaked(row["secret"], out) and REDACTED in out, out
 
 
 @pytest.mark.parametrize("text", [row["text"] for row in SHAPES if row["secret"] is None])
@@ -197,4 +200,4 @@ def test_issue_28_shapes_leave_through_no_path(isolated_home: Path, monkeypatch:
     shown.append(asyncio.run(asyncio.wait_for(search(), 90)))
     for out in shown:
         assert out.count("rostra credentials") >= 5, out  # most of them are there, redacted
-        assert not [row["shape"] for row in rows if leaked(row["secret"], out)]
+        assert not [row["shape"] for row in rows if shape_leaked(row["secret"], out)]

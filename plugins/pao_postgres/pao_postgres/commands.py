@@ -152,13 +152,12 @@ def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
+    if not args.entity.strip() or not args.text.strip():
+        raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     if "\x00" in args.entity + args.text:
         raise ValidationError("memory add: ENTITY and TEXT must not contain NUL characters")
-    entity, text = " ".join(strip_controls(args.entity).split()), strip_controls(args.text).strip()  # nothing invisible kept
-    if not entity or not text:
-        raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     store = open_store(config)
-    item = store.add(entity, text, args.entity_type)
+    item = store.add(args.entity, args.text, args.entity_type)
     refresh_vectors(store)
     if args.json:
         print_json(item_json(item))
