@@ -92,5 +92,6 @@ def test_a_reader_that_went_away_ends_pao_quietly_with_141(isolated_home: Path, 
         result = pao_process(*args, stdout=write_end, env={"PYTHONUNBUFFERED": unbuffered})
     finally:
         os.close(write_end)
-    assert no_traceback(result) == ""
+    err = no_traceback(result)  # a store's note may be there (brief), no word of the pipe
+    assert "pipe" not in err.lower() and "Errno" not in err, err
     assert result.returncode == 141
