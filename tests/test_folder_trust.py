@@ -181,3 +181,11 @@ def test_kill_clean_removes_only_what_pao_added_and_only_when_no_other_agent_nee
     assert pao.plugin.host.unseeded == [str(folder.resolve())]
     assert pao("spawn", "wait", "--folder", str(folder), "--name", "three", "--no-nudge")[0] == 0
     assert pao("kill", "three")[0] == 0 and pao.plugin.host.unseeded == [str(folder.resolve())], "kill without --clean"
+
+
+def test_a_spawn_that_fails_after_the_preseed_takes_its_trust_entries_back(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = pao.folder("svc")
+    monkeypatch.setenv("FAKE_AGENT_EXIT", "no such model")
+    code, _, err = pao("spawn", "wait", "--folder", str(folder), "--no-nudge")
+    assert code != 0 and "no such model" in err
+    assert pao.plugin.host.preseeded == [str(folder.resolve())] and pao.plugin.host.unseeded == [str(folder.resolve())]

@@ -156,7 +156,7 @@ def spawn(
             early.briefing.cancel()
         if gate:
             launch.close_gate(gate)
-        if not _abandon(agents, request.name, driver, target, extra) and isinstance(exc, Exception):
+        if not _abandon(agents, request.name, driver, target, extra, host_agent) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {request.name})") from None
         raise
@@ -336,9 +336,10 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> bool:
-    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the
-    name; false when the registry could not be told."""
+def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any],
+             host_agent: HostAgent) -> bool:
+    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote (trust
+    entries included), free the name; false when the registry could not be told."""
     if target:
         try:
             screen = driver.read(target)
@@ -352,6 +353,10 @@ def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: st
             pass
     with contextlib.suppress(PaoError, OSError):
         cleanup_written(agents.config, name, extra)
+    added = (extra.get("trust") or {}).get("added")
+    with contextlib.suppress(PaoError, OSError):
+        if added:
+            host_agent.unseed(str(added.get("folder", "")), added)
     try:
         agents.registry.remove(name)
     except UnknownAgent:

@@ -217,7 +217,7 @@ SCREEN = RuleDetector(
         ScreenRule(
             "blocked",
             [r"Trust this folder\?", r"1\. Trust and continue"],
-            "Codex asks whether to trust the folder (pao's pre-seed did not apply; is CODEX_HOME the same?)",
+            "Codex asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is CODEX_HOME the same?)",
         ),
         ScreenRule(
             "blocked",

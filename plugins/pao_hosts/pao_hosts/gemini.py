@@ -179,7 +179,7 @@ SCREEN = RuleDetector(
         ScreenRule(
             "blocked",
             [r"Do you trust the files in this folder\?"],
-            "Gemini CLI asks whether to trust the folder (pao's pre-seed did not apply; is GEMINI_CLI_HOME the same?)",
+            "Gemini CLI asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is GEMINI_CLI_HOME the same?)",
         ),
         ScreenRule(
             "blocked",
