@@ -41,7 +41,7 @@ def _config(pao: Pao, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
-def test_trust_list_and_remove(pao: Pao, tmp_path: Path) -> None:
+def test_trust_list_and_remove(pao: Pao) -> None:
     folder = pao.folder("code")
     code, _, err = pao("trust", str(folder))
     assert code == 0 and str(folder) in err
@@ -49,15 +49,16 @@ def test_trust_list_and_remove(pao: Pao, tmp_path: Path) -> None:
     stored = pao.home / "trusted-folders.json"
     assert json.loads(stored.read_text()) == {"folders": [str(folder)]}
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
-    _config(pao, f'[trust]\nfolders = ["{tmp_path / "other"}", "/"]\n')
+    other = pao.folder("other")
+    _config(pao, f'[trust]\nfolders = ["{other}", "/"]\n')
     listed = pao("trust", "--list")[1].splitlines()
-    assert listed == [f"{folder}\tpao trust", f"{tmp_path / 'other'}\t[trust] folders",
+    assert listed == [f"{folder}\tpao trust", f"{other}\t[trust] folders",
                       "/\t[trust] folders\t(ignored: it is the whole file system)"]
     assert pao("trust", "--remove", str(folder))[0] == 0
     assert json.loads(stored.read_text()) == {"folders": []}
     code, _, err = pao("trust", "--remove", str(folder))
     assert code != 0 and "is not among the folders you trusted" in _one_line(err)
-    code, _, err = pao("trust", "--remove", str(tmp_path / "other"))
+    code, _, err = pao("trust", "--remove", str(other))
     assert code != 0 and "remove it there" in _one_line(err)
     code, _, err = pao("trust")
     assert code != 0 and "give a folder" in _one_line(err)

@@ -31,6 +31,8 @@ MAX_SETTINGS_BYTES = 1_000_000
 """A project settings file larger than this is not read (and counts as a finding)."""
 QUOTE_CHARS = 60
 """How much of a command a finding quotes."""
+MAX_DEPTH = 8
+"""How deep a finding looks for the command to quote (a hostile file may nest far deeper)."""
 
 CLAUDE_INERT = frozenset({
     "$schema", "model", "includeCoAuthoredBy", "cleanupPeriodDays", "outputStyle", "language",
@@ -88,8 +90,10 @@ def _shown_path(path: Path, folder: Path) -> str:
     return str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
 
 
-def _first_command(value: Any) -> str | None:
-    """The first ``command`` string anywhere in a hooks or server value (what a finding quotes)."""
+def _first_command(value: Any, depth: int = 0) -> str | None:
+    """The first ``command`` string in a hooks or server value (what a finding quotes), a few levels deep at most."""
+    if depth > MAX_DEPTH:
+        return None
     if isinstance(value, dict):
         if isinstance(value.get("command"), str):
             return " ".join([value["command"], *map(str, value.get("args") or [])])
@@ -98,7 +102,7 @@ def _first_command(value: Any) -> str | None:
         values = value
     else:
         return None
-    return next((found for item in values if (found := _first_command(item))), None)
+    return next((found for item in values if (found := _first_command(item, depth + 1))), None)
 
 
 def _runs(key: str, value: Any) -> str:
