@@ -64,7 +64,7 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     code, out, err = _spawn(capsys, cloned)
     assert code != 0 and out == ""
     [line] = [text for text in err.splitlines() if text.strip()]
-    assert f"hooks.SessionStart runs 'touch {marker}'" in line and f"pao trust {cloned}" in line
+    assert ".claude/settings.json: hooks.SessionStart runs 'touch /" in line and f"pao trust {cloned}`" in line
     windows = subprocess.run(["tmux", "-L", private_tmux.socket, "list-windows", "-a"], capture_output=True, check=False)
     assert windows.returncode != 0, "a window was opened"
     time.sleep(2)  # a hook started anyway would have had time to run

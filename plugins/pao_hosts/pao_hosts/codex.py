@@ -155,13 +155,14 @@ class CodexHost(CliProfile):
 def _preseed(document: Any, folder: str) -> bool:
     """Trust ``folder`` unless it has a trust level already (the user's, or Codex's); true when pao added it."""
     import tomlkit  # only this path needs it: start-up stays light
+    from tomlkit.container import OutOfOrderTableProxy  # only this path needs it: start-up stays light
     from tomlkit.items import InlineTable, Table  # only this path needs it: start-up stays light
 
     def table_in(parent: Any, key: str, **kwargs: Any) -> Any:
         if key not in parent:
             parent[key] = tomlkit.inline_table() if isinstance(parent, InlineTable) else tomlkit.table(**kwargs)
         child = parent[key]
-        return child if isinstance(child, (Table, InlineTable)) else None
+        return child if isinstance(child, (Table, InlineTable, OutOfOrderTableProxy)) else None  # proxy: [projects.X] tables apart
 
     for key, value in QUIET_DEFAULTS.items():
         document.setdefault(key, value)

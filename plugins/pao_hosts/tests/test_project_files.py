@@ -74,7 +74,7 @@ def test_claude_long_and_hostile_commands_are_quoted_and_cut(repo: Path, tmp_pat
     command = "echo \x1b[2J" + "x" * 500
     _json(repo / ".claude/settings.json", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
     [line] = claude_risks(str(repo), home=tmp_path / "home")
-    assert "\x1b" not in line and "\\x1b" in line and len(line) < 160 and "(510 characters)" in line
+    assert "\x1b" not in line and "\\x1b" in line and len(line) < 160 and "(509 characters)" in line
 
 
 def test_claude_unreadable_files_count_and_a_fifo_never_hangs(repo: Path, tmp_path: Path) -> None:
