@@ -154,17 +154,19 @@ class PaoConfig:
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     machines: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     """``[machines.NAME]``: other machines agents run on (read by pao-machines, docs/machines.md)."""
+    trust: Mapping[str, Any] = attrs.field(factory=dict)
+    """``[trust]``: folders the user trusts (read by pao-agents, ``options("trust", "", ...)``; docs/security.md)."""
 
     def options(self, table: str, name: str, cls: type[T]) -> T:
-        """Structure the plugin table ``[table.name]`` into ``cls``.
+        """Structure the plugin table ``[table.name]`` (``name`` empty: the table ``[table]``) into ``cls``.
 
         Raises :class:`ConfigError` naming the file, the key and what is wrong.
         """
-        raw = getattr(self, table).get(name, {})
+        raw = getattr(self, table).get(name, {}) if name else getattr(self, table)  # "": the whole table
         try:
             return _converter.structure(dict(raw), cls)
         except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-            raise ConfigError(_describe(exc, self.source, f"{table}.{name}")) from None
+            raise ConfigError(_describe(exc, self.source, f"{table}.{name}" if name else table)) from None
 
     def machine_name(self) -> str:
         """This machine's name: ``[machine] name``, else the short host name."""

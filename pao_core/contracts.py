@@ -292,8 +292,10 @@ class HostAgent(abc.ABC):
         """What pao puts between its markers in ``context_file`` so the CLI reads the briefing."""
 
     @abc.abstractmethod
-    def preseed(self, folder: str) -> None:
-        """Answer, before start, what the CLI would ask on screen (folder trust...)."""
+    def preseed(self, folder: str) -> Mapping[str, Any] | None:
+        """Answer, before start, what the CLI would ask on screen (folder trust...); called only for a folder
+        the user trusted or whose ``project_risks`` are none. Returns what it added to the user's files (kept
+        in the agent's record and handed to ``unseed`` by ``pao kill --clean``), or nothing."""
 
     @abc.abstractmethod
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
@@ -306,6 +308,14 @@ class HostAgent(abc.ABC):
     @abc.abstractmethod
     def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         """The command line that resumes the agent's session (with the session's MCP flags, as at spawn)."""
+
+    def project_risks(self, folder: str) -> list[str]:
+        """what the CLI would run from ``folder``'s own project settings once it trusts the folder (hooks, MCP
+        servers, helper commands, environment, allow rules), one line each naming file and key. Default: none."""
+        return []
+
+    def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
+        """remove what ``preseed`` returned as added, where it is still as pao wrote it. Default: nothing."""
 
     def consent_gaps(self, environ: Mapping[str, str]) -> list[str]:
         """what only the user can do before the host can start (spawn refuses with these). Default: none."""

@@ -30,6 +30,7 @@ class FakeHost(HostAgent):
     context_file: str = attrs.field(factory=lambda: os.environ.get("FAKE_HOST_CONTEXT_FILE", "AGENTS.md"))
     submit_key: str = "Enter"
     preseeded: list[str] = attrs.field(factory=list)
+    unseeded: list[str] = attrs.field(factory=list)
 
     def command(self, request: SpawnRequest) -> list[str]:
         return [sys.executable, FAKE_AGENT]
@@ -40,8 +41,18 @@ class FakeHost(HostAgent):
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"Read {os.path.basename(briefing_file)} before you start.\n"
 
-    def preseed(self, folder: str) -> None:
+    def project_risks(self, folder: str) -> list[str]:
+        """Claude Code's project files, read as the Claude Code profile reads them (the fake agent runs none)."""
+        from pao_hosts.project_files import claude_risks  # the real reader: trust tests spawn through it
+
+        return claude_risks(folder)
+
+    def preseed(self, folder: str) -> dict[str, str]:
         self.preseeded.append(folder)
+        return {"folder": folder}
+
+    def unseed(self, folder: str, added: Mapping[str, str]) -> None:
+        self.unseeded.append(added["folder"])
 
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
         return f"Task: {request.topic}. Read {os.path.basename(briefing_file)} first."

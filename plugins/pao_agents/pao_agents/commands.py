@@ -51,6 +51,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         "--worktree", action="store_true",
         help="start the agent in a new git worktree of the folder (branch pao/NAME; 'pao kill --clean' removes it)",
     )
+    spawn.add_argument("--let-cli-ask", action="store_true",
+                       help="a folder pao may not pre-trust: start anyway and leave the CLI's own trust dialog to you "
+                            "(the agent is 'waiting'); default: refuse (docs/security.md, Folder trust)")
     spawn.add_argument("--json", action="store_true", help="print the agent's record and step times as JSON")
     spawn.add_argument("--on", metavar="TARGET", help="start it on another machine: [user@]host, ssh://user@host:port "
                        "or a [machines.NAME] (docs/machines.md)")
@@ -99,8 +102,13 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
             )
             parser.add_argument(
                 "--clean", action="store_true",
-                help="also remove the agent's worktree (spawn --worktree); refused while it has uncommitted changes",
+                help="also remove what pao added for the agent: its worktree (spawn --worktree; refused while it has "
+                     "uncommitted changes) and the CLI's trust entries for its folder",
             )
+
+    from pao_agents.trust import add_command  # its parser only: the command's code loads on use
+
+    add_command(subparsers)
 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
     attach.add_argument("name", metavar="NAME")
@@ -170,6 +178,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
                 report=report,
                 briefing=given,
                 parallel=True,
+                let_cli_ask=args.let_cli_ask or None,
             )
         finally:
             end_helpers()  # their work is done, or will not be needed

@@ -121,16 +121,16 @@ class Agents(AgentContext):
         """End the agent's process and forget it, with its checkpoint and what pao wrote for it; ``forget_only``: only forget it.
 
         ``clean`` also removes the agent's worktree (``spawn --worktree``), and refuses,
-        before ending anything, when the worktree holds uncommitted changes.
+        before ending anything, when the worktree holds uncommitted changes; and it removes the
+        trust entries pao's pre-seed added for the agent's folder, unless another agent of the same
+        host still runs in that folder.
         """
         record = self.registry.get(name) if forget_only else self.here(name)
         worktree = record.extra.get("worktree")
         if clean:
             from pao_agents.worktrees import uncommitted  # loaded on use, not at start-up
 
-            if not worktree:
-                raise ValidationError(f"agent {quoted(name)} has no worktree of its own; --clean removes only those")
-            changes = uncommitted(worktree)
+            changes = uncommitted(worktree) if worktree else None
             if changes:
                 raise ValidationError(
                     f"agent {quoted(name)}'s worktree {worktree['root']} has {len(changes)} uncommitted change(s);"
@@ -148,11 +148,21 @@ class Agents(AgentContext):
                 Path(checkpoint).unlink(missing_ok=True)
             others = [other for other in self.registry.list() if other.name != name]
             cleanup_written(self.config, name, record.extra, others)
-        if clean:
+        if clean and self.runs_here(record):
+            self._untrust(record)
+        if clean and worktree:
             from pao_agents.worktrees import remove_worktree  # loaded on use, not at start-up
 
             remove_worktree(worktree)
         return self.registry.remove(name)
+
+    def _untrust(self, record: AgentRecord) -> None:
+        """Remove the trust entries pao's pre-seed added for ``record`` (kept while another agent of its host runs there)."""
+        added = (record.extra.get("trust") or {}).get("added")
+        sharing = [other for other in self.registry.list()
+                   if other.name != record.name and (other.host, other.folder) == (record.host, record.folder)]
+        if added and not sharing:
+            self.host(record.host).unseed(record.folder, added)
 
     def checkpoint(self, name: str) -> Path:
         """Save screen, session id, briefing hash and briefing text under ``$PAO_HOME/checkpoints``."""

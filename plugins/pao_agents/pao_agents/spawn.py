@@ -15,7 +15,7 @@ import attrs
 
 from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
-from pao_agents.readiness import wait_ready
+from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
@@ -66,6 +66,7 @@ def spawn(
     environ: Mapping[str, str] | None = None,
     briefing: Briefing | None = None,
     parallel: bool = False,
+    let_cli_ask: bool | None = None,
 ) -> Spawned:
     """Run the seven steps: validate, gather, compose, deliver, pre-seed, spawn, ready (+ nudge).
 
@@ -80,7 +81,8 @@ def spawn(
     process): steps 2-3 run in a forked child from the moment the topic and folder are
     known, while the host and terminal are checked, the name reserved and the window
     opened (:mod:`pao_agents.forked`): in the helper the command forked before it read its
-    configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then.
+    configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then. Step 1 also decides
+    the folder's trust (:mod:`pao_agents.trust`); ``let_cli_ask`` overrides ``[trust] let_cli_ask``.
     """
     steps: list[tuple[str, float]] = []
     clock = _StepClock(steps, report)
@@ -88,7 +90,8 @@ def spawn(
     env = dict(os.environ if environ is None else environ)
     try:
         agents = AgentContext(config, plugins, open_registry(config, plugins))
-        plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env)
+        plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env,
+                        let_cli_ask=let_cli_ask)
         record = _reserve(agents.registry, plan, config.machine_name())
     except BaseException:
         if early is not None:
@@ -118,22 +121,25 @@ def spawn(
         request = attrs.evolve(request, mcp_args=wiring.args)
         extra["mcp"] = [server.name for server in wiring.servers]
         clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
-        host_agent.preseed(request.folder)
-        clock.done("5 pre-seed", host_agent.name)
+        extra.update(preseed_step(host_agent, request.folder, plan.trust))
+        clock.done("5 pre-seed", f"{host_agent.name}: {plan.trust.why}" if plan.trust.preseed else "none: the CLI asks")
         command = _command(host_agent, request, env)
         env = agent_environment(env, {**host_agent.environment(request), **wiring.env})
         launch.release_gate(gate, command, env)
         clock.done("6 spawn", target)
         reader = agents.reader(request.host)
-        ready = wait_ready(driver, target, reader, config.spawn.ready_timeout, name=request.name, busy=bool(request.prompt))
+        ready = wait_or_ask(driver, target, reader, config.spawn.ready_timeout, request, plan.trust)
         clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
-        state = "busy" if request.prompt else "ready"
-        if request.nudge and not request.prompt:
+        state = "waiting" if ready.verdict.state == "blocked" else "busy" if request.prompt else "ready"
+        if ready.verdict.state == "blocked":
+            extra["waiting_for"] = ready.verdict.reason
+        elif request.nudge and not request.prompt:
             text = host_agent.nudge(request, str(delivered["briefing_file"]))
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
             clock.done("7 nudge", "submitted")
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
+        # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
         record = agents.set_state(  # the registration completed: until here the record only held the name
             request.name,
             state,
@@ -150,7 +156,7 @@ def spawn(
             early.briefing.cancel()
         if gate:
             launch.close_gate(gate)
-        if not _abandon(agents, request.name, driver, target, extra) and isinstance(exc, Exception):
+        if not _abandon(agents, request.name, driver, target, extra, host_agent) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {request.name})") from None
         raise
@@ -238,6 +244,7 @@ class Plan:
     driver: TerminalDriver
     base_name: str | None
     """The folder's name when the agent's name was derived from it (``api`` for ``api-2``)."""
+    trust: TrustDecision = TrustDecision(True, "")
 
 
 def validate(
@@ -250,6 +257,7 @@ def validate(
     nudge: bool | None,
     agents: AgentContext,
     env: Mapping[str, str],
+    let_cli_ask: bool | None = None,
 ) -> Plan:
     """Step 1: topic, folder, name, host, terminal, command; raises ValidationError, writes nothing."""
     config = agents.config
@@ -275,7 +283,8 @@ def validate(
     missing = host_agent.consent_gaps(env)
     if missing:
         raise ValidationError(f"host {host_agent.name} needs you first: {'; '.join(missing)}")
-    return Plan(request, host_agent, driver, base_name=base)
+    trust = decide(host_agent, real_folder, config, let_cli_ask=let_cli_ask)
+    return Plan(request, host_agent, driver, base_name=base, trust=trust)
 
 
 def topic_and_folder(topic: str, folder: str | None) -> tuple[str, str]:
@@ -327,9 +336,10 @@ def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = 
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
 
 
-def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any]) -> bool:
-    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote, free the
-    name; false when the registry could not be told."""
+def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any],
+             host_agent: HostAgent) -> bool:
+    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote (trust
+    entries included), free the name; false when the registry could not be told."""
     if target:
         try:
             screen = driver.read(target)
@@ -343,6 +353,10 @@ def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: st
             pass
     with contextlib.suppress(PaoError, OSError):
         cleanup_written(agents.config, name, extra)
+    added = (extra.get("trust") or {}).get("added")
+    with contextlib.suppress(PaoError, OSError):
+        if added:
+            host_agent.unseed(str(added.get("folder", "")), added)
     try:
         agents.registry.remove(name)
     except UnknownAgent:

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
@@ -129,14 +129,27 @@ class ClaudeCode(CliProfile):
 
     # -- trust (step 5) ----------------------------------------------------------------
 
-    def preseed(self, folder: str) -> None:
+    def project_risks(self, folder: str) -> list[str]:
+        """What the folder's ``.claude/settings*.json`` and the ``.mcp.json`` files above it would run."""
+        from pao_hosts.project_files import claude_risks  # only spawn needs it: start-up stays light
+
+        return claude_risks(folder, home=self.home)
+
+    def preseed(self, folder: str) -> dict[str, Any]:
         """Trust ``folder``; only in bypass mode (the user's choice) accept the CLI's bypass warning;
-        approve the folder's MCP servers only as ``mcp_approval`` says (default: not at all)."""
+        approve the folder's MCP servers only as ``mcp_approval`` says (default: not at all).
+        Returns the trust keys pao added to ``~/.claude.json`` (for ``unseed``)."""
         bypass = self.permission_mode() == "bypass"
-        claude_trust.trust_folder(folder, home=self.home, bypass=bypass)
+        added = claude_trust.trust_folder(folder, home=self.home, bypass=bypass)
         if bypass:
             claude_trust.accept_bypass_warning(home=self.home)
         claude_trust.approve_mcp_servers(folder, self.options.mcp_approval)
+        return added
+
+    def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
+        """Remove the trust keys ``preseed`` added, where they are still as pao wrote them."""
+        if added.get("keys"):
+            claude_trust.untrust_folder(dict(added))
 
     def preseed_files(self) -> list[Path]:
         return [claude_trust.claude_config_path(self.home), claude_trust.claude_settings_path(self.home)]

@@ -56,8 +56,8 @@ BLOCKERS: tuple[Blocker, ...] = (
     Blocker(
         "trust",
         ("Quick safety check", "Yes, I trust this folder", "Do you trust the files"),
-        "Claude Code asks whether to trust the folder although pao pre-seeded it in ~/.claude.json: check that "
-        "file is writable and that CLAUDE_CONFIG_DIR is the same for pao and the agent, or answer the dialog",
+        "Claude Code asks whether to trust the folder: answer the dialog yourself, or `pao trust DIR` first; if pao "
+        "pre-seeded it, check ~/.claude.json is writable and CLAUDE_CONFIG_DIR is the same for pao and the agent",
     ),
     Blocker(
         "api-key",

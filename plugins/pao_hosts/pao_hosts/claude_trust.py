@@ -90,25 +90,64 @@ def claude_lock(config_file: Path, *, timeout: float = 10.0) -> Iterator[None]:
             os.rmdir(lock_dir)
 
 
-def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True, timeout: float = 10.0) -> None:
-    """Mark ``folder`` trusted in ``~/.claude.json`` (and bypass mode accepted when ``bypass``)."""
+PAO_PROJECT_KEYS = {"hasTrustDialogAccepted": True, "allowedTools": []}
+"""What pao writes into ``projects[<folder>]``; ``untrust_folder`` removes a key only while it still holds this value."""
+
+
+def trust_folder(folder: str, *, home: Path | None = None, bypass: bool = True, timeout: float = 10.0) -> dict[str, Any]:
+    """Mark ``folder`` trusted in ``~/.claude.json`` (and bypass mode accepted when ``bypass``).
+
+    Returns what pao added (for :func:`untrust_folder`): the file, the folder and the keys
+    that were not there before; a folder the user or the CLI had trusted already adds nothing.
+    """
     config_file = claude_config_path(home)
+    added: list[str] = []
 
     def change(data: dict[str, Any]) -> None:
-        projects = data.get("projects")
-        if projects is None:
-            projects = data["projects"] = {}
-        if not isinstance(projects, dict):
-            raise UnreadableJSON(f"{config_file}: 'projects' is not an object; pao will not overwrite it")
-        entry = projects.setdefault(folder, {})
-        if not isinstance(entry, dict):
-            raise UnreadableJSON(f"{config_file}: projects[{folder!r}] is not an object; pao will not overwrite it")
+        entry = _project_entry(data, folder, config_file, create=True)
+        added[:] = [key for key in PAO_PROJECT_KEYS if key not in entry or key == "hasTrustDialogAccepted"
+                    and entry[key] is not True]
         entry["hasTrustDialogAccepted"] = True
         entry.setdefault("allowedTools", [])
         if bypass:
             data["bypassPermissionsModeAccepted"] = True
 
     update_json(config_file, change, timeout=timeout, hold=lambda: claude_lock(config_file, timeout=timeout))
+    return {"file": str(config_file), "folder": folder, "keys": added} if added else {}
+
+
+def untrust_folder(added: dict[str, Any], *, timeout: float = 10.0) -> None:
+    """Remove what :func:`trust_folder` added, where it is still as pao wrote it; keys the CLI or the user
+    added since stay, and so does the folder's entry while it holds any."""
+    config_file, folder = Path(added["file"]), str(added["folder"])
+    if not config_file.exists():
+        return
+
+    def change(data: dict[str, Any]) -> None:
+        entry = _project_entry(data, folder, config_file, create=False)
+        if entry is None:
+            return
+        for key in added.get("keys") or ():
+            if key in PAO_PROJECT_KEYS and entry.get(key) == PAO_PROJECT_KEYS[key]:
+                del entry[key]
+        if not entry:
+            del data["projects"][folder]
+
+    update_json(config_file, change, timeout=timeout, hold=lambda: claude_lock(config_file, timeout=timeout))
+
+
+def _project_entry(data: dict[str, Any], folder: str, config_file: Path, *, create: bool) -> Any:
+    projects = data.get("projects")
+    if projects is None and create:
+        projects = data["projects"] = {}
+    if projects is None:
+        return None
+    if not isinstance(projects, dict):
+        raise UnreadableJSON(f"{config_file}: 'projects' is not an object; pao will not overwrite it")
+    entry = projects.setdefault(folder, {}) if create else projects.get(folder)
+    if entry is not None and not isinstance(entry, dict):
+        raise UnreadableJSON(f"{config_file}: projects[{folder!r}] is not an object; pao will not overwrite it")
+    return entry
 
 
 def accept_bypass_warning(*, home: Path | None = None) -> None:

@@ -97,13 +97,29 @@ class CodexHost(CliProfile):
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return embedded_block(briefing_file, briefing_markdown, self.budget_chars)
 
-    def preseed(self, folder: str) -> None:
-        """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set."""
+    def project_risks(self, folder: str) -> list[str]:
+        """What the ``.codex/`` layers from the project root down to ``folder`` would run."""
+        from pao_hosts.project_files import codex_risks  # only spawn needs it: start-up stays light
+
+        return codex_risks(folder)
+
+    def preseed(self, folder: str) -> dict[str, Any]:
+        """Trust ``folder`` in ``config.toml``; turn the update check and analytics off unless set.
+        Returns the trust entry pao added (for ``unseed``): none when the folder had a trust level already."""
         from pao_core.files import ensure_dir  # only this path needs it: start-up stays light
         from pao_hosts.tomlfile import update_toml  # only this path needs it: start-up stays light
 
-        home = ensure_dir(codex_home())
-        update_toml(home / "config.toml", lambda document: _preseed(document, os.path.realpath(folder)))
+        home, real = ensure_dir(codex_home()), os.path.realpath(folder)
+        added: list[bool] = []
+        update_toml(home / "config.toml", lambda document: added.append(_preseed(document, real)))
+        return {"file": str(home / "config.toml"), "folder": real} if any(added) else {}
+
+    def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
+        """Remove the ``trust_level`` ``preseed`` added while it still says trusted (and its table, if left empty)."""
+        from pao_hosts.tomlfile import update_toml  # only this path needs it: start-up stays light
+
+        if added.get("file") and os.path.exists(added["file"]):
+            update_toml(added["file"], lambda document: _unseed(document, str(added["folder"])))
 
     def preseed_files(self) -> list[Path]:
         return [codex_home() / "config.toml"]
@@ -136,15 +152,17 @@ class CodexHost(CliProfile):
         return [*self.launch(*flags), "resume", *([session] if session else ["--last"])]
 
 
-def _preseed(document: Any, folder: str) -> None:
+def _preseed(document: Any, folder: str) -> bool:
+    """Trust ``folder`` unless it has a trust level already (the user's, or Codex's); true when pao added it."""
     import tomlkit  # only this path needs it: start-up stays light
+    from tomlkit.container import OutOfOrderTableProxy  # only this path needs it: start-up stays light
     from tomlkit.items import InlineTable, Table  # only this path needs it: start-up stays light
 
     def table_in(parent: Any, key: str, **kwargs: Any) -> Any:
         if key not in parent:
             parent[key] = tomlkit.inline_table() if isinstance(parent, InlineTable) else tomlkit.table(**kwargs)
         child = parent[key]
-        return child if isinstance(child, (Table, InlineTable)) else None
+        return child if isinstance(child, (Table, InlineTable, OutOfOrderTableProxy)) else None  # proxy: [projects.X] tables apart
 
     for key, value in QUIET_DEFAULTS.items():
         document.setdefault(key, value)
@@ -158,7 +176,20 @@ def _preseed(document: Any, folder: str) -> None:
     if project is None:
 
         raise PaoError(f"{codex_home() / 'config.toml'}: projects must be a table to record that {folder} is trusted")
+    if "trust_level" in project:
+        return False
     project["trust_level"] = "trusted"
+    return True
+
+
+def _unseed(document: Any, folder: str) -> None:
+    projects = document.get("projects")
+    project = projects.get(folder) if hasattr(projects, "get") else None
+    if not hasattr(project, "get") or project.get("trust_level") != "trusted":
+        return
+    del project["trust_level"]
+    if not project:
+        del projects[folder]
 
 
 def _rollouts(home: Path) -> Iterator[Path]:
@@ -187,7 +218,7 @@ SCREEN = RuleDetector(
         ScreenRule(
             "blocked",
             [r"Trust this folder\?", r"1\. Trust and continue"],
-            "Codex asks whether to trust the folder (pao's pre-seed did not apply; is CODEX_HOME the same?)",
+            "Codex asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is CODEX_HOME the same?)",
         ),
         ScreenRule(
             "blocked",

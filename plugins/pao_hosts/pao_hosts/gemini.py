@@ -85,13 +85,39 @@ class GeminiHost(CliProfile):
     def context_block(self, briefing_file: str, briefing_markdown: str) -> str:
         return f"@./{os.path.basename(briefing_file)}"
 
-    def preseed(self, folder: str) -> None:
-        """Trust ``folder``; choose API-key sign-in and turn update checks and statistics off unless set."""
+    def project_risks(self, folder: str) -> list[str]:
+        """What ``folder``'s ``.gemini/`` settings, extensions and ``.env`` files would run or set."""
+        from pao_hosts.project_files import gemini_risks  # only spawn needs it: start-up stays light
+
+        return gemini_risks(folder)
+
+    def preseed(self, folder: str) -> dict[str, Any]:
+        """Trust ``folder``; choose API-key sign-in and turn update checks and statistics off unless set.
+        Returns the trust entry pao added (for ``unseed``): none when the folder had an entry already."""
         from pao_core.files import ensure_dir, update_json  # only this path needs it: start-up stays light
 
-        home = ensure_dir(gemini_dir())
+        home, real = ensure_dir(gemini_dir()), os.path.realpath(folder)
         update_json(home / "settings.json", _quiet)
-        update_json(home / "trustedFolders.json", lambda trusted: trusted.__setitem__(os.path.realpath(folder), "TRUST_FOLDER"))
+        added: list[str] = []
+
+        def trust(trusted: dict[str, Any]) -> None:
+            if real not in trusted:
+                trusted[real] = "TRUST_FOLDER"
+                added.append(real)
+
+        update_json(home / "trustedFolders.json", trust)
+        return {"file": str(home / "trustedFolders.json"), "folder": real} if added else {}
+
+    def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
+        """Remove the entry ``preseed`` added while it still says ``TRUST_FOLDER``."""
+        from pao_core.files import update_json  # only this path needs it: start-up stays light
+
+        def forget(trusted: dict[str, Any]) -> None:
+            if trusted.get(str(added["folder"])) == "TRUST_FOLDER":
+                del trusted[str(added["folder"])]
+
+        if added.get("file") and os.path.exists(added["file"]):
+            update_json(added["file"], forget)
 
     def preseed_files(self) -> list[Path]:
         return [gemini_dir() / "settings.json", gemini_dir() / "trustedFolders.json"]
@@ -153,7 +179,7 @@ SCREEN = RuleDetector(
         ScreenRule(
             "blocked",
             [r"Do you trust the files in this folder\?"],
-            "Gemini CLI asks whether to trust the folder (pao's pre-seed did not apply; is GEMINI_CLI_HOME the same?)",
+            "Gemini CLI asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is GEMINI_CLI_HOME the same?)",
         ),
         ScreenRule(
             "blocked",

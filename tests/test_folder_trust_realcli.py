@@ -1,0 +1,96 @@
+"""Folder trust with the real Claude Code CLI through ``pao spawn``, in a private tmux, against the loopback stub.
+
+A cloned folder whose ``.claude/settings.json`` has a SessionStart hook is refused: the hook
+never runs, no window opens, ``~/.claude.json`` gains nothing. Once the user trusts it
+(``pao trust``) the agent starts without any dialog, and the CLI, trusting the folder, runs
+the folder's hook: the user's grant, not pao's. A folder with inert settings starts without
+``pao trust``. ``pao kill --clean`` removes exactly the keys pao added.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pao_core.cli import main
+from pao_core.plugins import reset_plugins
+from pao_testing.anthropic_stub import AnthropicStub
+from pao_testing.claude_cli import PrivateTmux
+from pao_testing.hostrun import until
+
+pytestmark = pytest.mark.realcli
+
+
+def _spawn(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, str, str]:
+    reset_plugins()
+    try:
+        code = main(["spawn", "list the files", "--folder", str(folder), "--json", *extra])
+    finally:
+        reset_plugins()
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _projects(claude_home: Path) -> dict:
+    return json.loads((claude_home / ".claude.json").read_text(encoding="utf-8")).get("projects", {})
+
+
+def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_dialog(
+    claude_cli: Path,
+    claude_home: Path,
+    claude_env: dict[str, str],
+    anthropic_stub: AnthropicStub,
+    private_tmux: PrivateTmux,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for key, value in claude_env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(claude_cli))
+    monkeypatch.setenv("PAO_TMUX_SOCKET", private_tmux.socket)
+    monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts")
+    marker = tmp_path / "the-repo-hook-ran"
+    cloned = tmp_path / "cloned"
+    (cloned / ".claude").mkdir(parents=True)
+    hook = {"type": "command", "command": f"touch {marker}"}
+    (cloned / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
+    before = _projects(claude_home)
+
+    code, out, err = _spawn(capsys, cloned)
+    assert code != 0 and out == ""
+    [line] = [text for text in err.splitlines() if text.strip()]
+    assert ".claude/settings.json: hooks.SessionStart runs 'touch /" in line and f"pao trust {cloned}`" in line
+    windows = subprocess.run(["tmux", "-L", private_tmux.socket, "list-windows", "-a"], capture_output=True, check=False)
+    assert windows.returncode != 0, "a window was opened"
+    time.sleep(2)  # a hook started anyway would have had time to run
+    assert not marker.exists() and _projects(claude_home) == before
+
+    reset_plugins()
+    assert main(["trust", str(cloned)]) == 0
+    code, out, err = _spawn(capsys, cloned)
+    assert code == 0, err  # readiness was reached: a trust dialog would have stopped pao with its message
+    record = json.loads(out)
+    assert record["extra"]["trust"]["added"]["keys"] == ["hasTrustDialogAccepted", "allowedTools"]
+    assert until(marker.exists, bool, timeout=30), "the trusted folder's own hook did not run"
+
+    inert = tmp_path / "inert"
+    (inert / ".claude").mkdir(parents=True)
+    (inert / ".claude" / "settings.json").write_text(json.dumps({"model": "sonnet", "permissions": {"deny": ["Bash"]}}))
+    code, out, err = _spawn(capsys, inert, "--name", "inert")
+    assert code == 0, err
+    assert json.loads(out)["extra"]["trust"]["why"] == "its project settings run nothing"
+    assert _projects(claude_home)[str(inert)]["hasTrustDialogAccepted"] is True
+
+    for name in (record["name"], "inert"):
+        reset_plugins()
+        assert main(["kill", name, "--clean"]) == 0
+    after = _projects(claude_home)
+    for folder in (cloned, inert):  # the CLI's own keys may stay; pao's are gone
+        assert "hasTrustDialogAccepted" not in after.get(str(folder), {}), after.get(str(folder))
+        assert after.get(str(folder), {}).get("allowedTools") != []
+    assert {key: value for key, value in after.items() if key not in (str(cloned), str(inert))} == before
