@@ -12,15 +12,13 @@ import errno
 import json
 import os
 import random
+import stat
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from pao_core.errors import PaoError
-
-
-
 
 PRIVATE_FILE = 0o600
 """A new file pao writes: it may hold memory or secrets, so it is the owner's alone."""
@@ -57,6 +55,9 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
     """
     target = Path(os.path.realpath(path))
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(target.stat().st_mode):  # a FIFO, device or socket is never replaced
+            raise NotRegularFile(f"{path} is not a regular file (a FIFO, device or socket); pao will not replace it")
     if mode is None:
         try:
             mode = target.stat().st_mode & 0o7777
@@ -86,34 +87,73 @@ def _fsync_dir(folder: Path) -> None:
             os.close(dir_fd)
 
 
+class NotRegularFile(PaoError):
+    """pao reads and writes regular files only: never a FIFO (it would hang), a device or a socket."""
+
+
+def open_no_follow(path: str | os.PathLike[str], flags: int, *, follow: bool = False, owned: bool = True) -> int:
+    """An fd on ``path``, which must be a regular file: never through a symbolic link (``O_NOFOLLOW``,
+    unless ``follow``), never blocking on a FIFO (``O_NONBLOCK``), created 0600; ``owned``: and this user's.
+
+    Raises :class:`SymlinkRefused` or :class:`NotRegularFile` with one line; other errors as ``OSError``.
+    """
+    extra = os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags | extra, PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise SymlinkRefused(f"{path} is a symbolic link; pao will not open it") from None
+        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise NotRegularFile(f"{path} is not a regular file (a FIFO or socket); pao will not use it") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (owned and info.st_uid != os.geteuid()):
+        os.close(fd)
+        what = "not a regular file (a FIFO, device or socket)" if not stat.S_ISREG(info.st_mode) else "not yours"
+        raise NotRegularFile(f"{path} is {what}; pao will not use it")
+    return fd
+
+
+def take_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> int:
+    """The fd of ``lock_path`` (0600, never through a link) holding an exclusive ``flock``;
+    closing it (or its holder's exit, however it dies) releases the lock. An fd passed to a
+    child (``pass_fds``) keeps the lock held there after this process closes its own copy."""
+    import fcntl  # POSIX only: pao's locks
+
+    fd = open_no_follow(lock_path, os.O_RDWR | os.O_CREAT, owned=False)  # a lock holds no data: any owner
+    give_up, delay = time.monotonic() + timeout, 0.002
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= give_up:
+                    raise LockTimeout(f"{lock_path} is held by another pao process for over {timeout:g} s; "
+                                      "try again when it has finished") from None
+            # a short, jittered wait for every waiter: a long or fixed one would let fast newcomers
+            # take the lock again and again from those that waited longest
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, 0.02)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 @contextlib.contextmanager
 def state_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> Iterator[None]:
-    """Hold ``lock_path`` exclusively for the block: an ``flock`` (through ``filelock``).
+    """Hold ``lock_path`` exclusively for the block (:func:`take_lock`).
 
     The kernel releases it when its holder exits, however it dies, so a crashed pao never
     wedges the registry, and no pid written in a file can be mistaken for a live owner
-    after pid reuse. The lock file stays (0600, empty); its existence means nothing.
+    after pid reuse. The lock file stays (0600, empty); its existence means nothing. A
+    symbolic link at its path is refused, never followed (its target stays untouched).
     """
-    import filelock  # lazy: only commands that write state take a lock
-
-    lock = filelock.FileLock(os.fspath(lock_path), mode=PRIVATE_FILE)
-    give_up, delay = time.monotonic() + timeout, 0.002
-    while True:
-        try:
-            lock.acquire(timeout=0)
-            break
-        except filelock.Timeout:
-            if time.monotonic() >= give_up:
-                raise LockTimeout(f"{lock_path} is held by another pao process for over {timeout:g} s; "
-                                  "try again when it has finished") from None
-        # a short, jittered wait for every waiter: a long or fixed one would let fast newcomers
-        # take the lock again and again from those that waited longest
-        time.sleep(delay * random.uniform(0.5, 1.5))
-        delay = min(delay * 2, 0.02)
+    fd = take_lock(lock_path, timeout=timeout)
     try:
         yield
     finally:
-        lock.release()
+        os.close(fd)
 
 
 pid_lock = state_lock
@@ -212,9 +252,18 @@ def private_file(path: str | os.PathLike[str], *sidecars: str) -> Path:
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
     for candidate in (target, *(Path(f"{target}{suffix}") for suffix in sidecars)):
         with contextlib.suppress(OSError):
-            if candidate.stat().st_mode & 0o077:
+            info = candidate.lstat()  # a link is not tightened: chmod would change the file it points to
+            if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
                 os.chmod(candidate, PRIVATE_FILE)
     return target
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of ``path``, a regular file (a link to one is followed: the user named it); a FIFO,
+    device or socket is refused with :class:`NotRegularFile`, never waited on."""
+    fd = open_no_follow(path, os.O_RDONLY, follow=True, owned=False)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def ensure_dir(path: str | os.PathLike[str]) -> Path:

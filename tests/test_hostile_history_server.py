@@ -161,3 +161,22 @@ def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatc
     stop.set()
     sock.close()
     assert time.monotonic() - started <= module.REQUEST_TIMEOUT + 15
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "search", "params": {', -32700),  # malformed JSON
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", -32700),
+    (b"\xff\xfe not text", -32700),
+    (b"[]", -32600),  # an empty batch
+    (b"42", -32600),
+    (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', -32600),
+    (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600),
+], ids=["truncated", "nested-deep", "not-utf8", "empty-batch", "number", "old-version", "method-number", "id-object"])
+def test_json_rpc_errors_follow_the_spec(server: tuple[str, int, str], body: bytes, code: int) -> None:
+    _host, port, token = server
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    status, answer = _post(port, body, headers)
+    assert status == 200 and answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["code"] == code
+    assert _post(port, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers)[1] == {"jsonrpc": "2.0", "id": 2,
+                                                                                   "result": {}}

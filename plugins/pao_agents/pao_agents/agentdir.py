@@ -15,7 +15,6 @@ inside the event can never override it.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from pao_core.files import atomic_write, private_dir
+from pao_core.jsonbound import loads
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -129,7 +129,7 @@ def read_events(log: Path, tail_bytes: int = TAIL_BYTES) -> list[dict[str, Any]]
     events = []
     for line in lines:
         try:
-            entry = json.loads(line, object_pairs_hook=_unique_keys)
+            entry = loads(line, object_pairs_hook=_unique_keys)  # nested too deep: skipped, like bad JSON
         except (ValueError, UnicodeDecodeError):
             continue
         event = entry.get("event") if isinstance(entry, dict) else None

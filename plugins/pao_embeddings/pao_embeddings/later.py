@@ -9,8 +9,9 @@ sync``, ``pao history index``) once the process that searched is over (at most
 :data:`WAIT_S`, for a long-lived one such as ``pao mcp``), on the idle CPU scheduling
 class (``nice 19`` where there is none): it never takes a core from a spawn or a search.
 
-One per store at a time: a second that finds the store's lock held ends at once (the
-running one sees everything written before it reads). Its output goes to a private log
+One per store at a time: the searching process takes the store's lock before it starts
+the job and hands it over (an inherited fd), so a second search that finds the lock held
+starts none (the running one sees everything written before it reads). Its output goes to a private log
 beside the lock (``$PAO_HOME/background/``). ``PAO_BACKGROUND_EMBEDDING=0``, or
 ``background_embedding = false`` in the store's table, turns it off: new memory then
 waits for the command to be run by hand.
@@ -58,21 +59,30 @@ def embed_later(name: str, command: Sequence[str], home: Path) -> bool:
     """
     import subprocess  # only when there is something to embed
 
-    from pao_core.files import atomic_write, lock_is_held, private_dir, private_file  # only when there is something to embed
+    from pao_core.errors import PaoError  # only when there is something to embed
+    from pao_core.files import LockTimeout, atomic_write, open_no_follow, private_dir, take_lock  # likewise
 
     try:
         where = private_dir(folder(home))
-        lock = where / f"{name}.lock"
         atomic_write(where / f"{name}.pending", str(os.getpid()))  # a new mtime: a running job runs its command again
-        if lock_is_held(lock):
+        try:  # the store's lock is taken here and handed to the job: never two jobs for one store
+            lock = take_lock(where / f"{name}.lock", timeout=0)
+        except LockTimeout:
             return False  # one runs (or waits for its searcher): it reads the store again after this write
-        with open(private_file(where / f"{name}.log"), "ab") as stream:
-            subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-                [sys.executable, "-m", "pao_embeddings.later", str(lock), str(os.getpid()), "--", *command],
-                stdin=subprocess.DEVNULL, stdout=stream, stderr=stream, close_fds=True, start_new_session=True,
-                cwd="/",
-            )
-    except OSError:
+        try:
+            log = open_no_follow(where / f"{name}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+                    [sys.executable, "-m", "pao_embeddings.later", str(where / f"{name}.lock"), str(os.getpid()),
+                     str(lock), "--", *command],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True, pass_fds=(lock,),
+                    start_new_session=True, cwd="/",
+                )
+            finally:
+                os.close(log)
+        finally:
+            os.close(lock)  # the job's copy keeps the lock held
+    except (OSError, PaoError):
         return False
     return True
 
@@ -122,23 +132,18 @@ def _alive(pid: int) -> bool:
 
 
 def run(argv: Sequence[str]) -> int:
-    """The job: ``LOCK PID -- COMMAND...``."""
+    """The job: ``LOCK PID LOCK_FD -- COMMAND...`` (``LOCK_FD``: the lock, already held for it)."""
     import contextlib  # only in the job
     import datetime  # only in the job
 
-    from pao_core.files import LockTimeout, state_lock  # only in the job
-
-    lock_path, pid, _, *command = argv
+    lock_path, pid, lock_fd, _, *command = argv
     _lower_priority()
     with contextlib.ExitStack() as held:
-        try:
-            held.enter_context(state_lock(lock_path, timeout=0))
-        except LockTimeout:
-            return 0  # another job runs for this store
+        held.callback(os.close, int(lock_fd))  # the lock its searcher took for it: held until this job ends
         _wait_for(int(pid), WAIT_S)
-        log, pending = Path(lock_path).with_suffix(".log"), Path(lock_path).with_suffix(".pending")
-        if log.exists() and log.stat().st_size > LOG_LIMIT:
-            os.truncate(log, 0)
+        pending = Path(lock_path).with_suffix(".pending")
+        if os.fstat(sys.stdout.fileno()).st_size > LOG_LIMIT:  # the log, opened without following a link
+            os.ftruncate(sys.stdout.fileno(), 0)
         from pao_core.cli import main  # only in the job, once it runs
 
         code = 0
@@ -155,13 +160,17 @@ def run(argv: Sequence[str]) -> int:
 
 def last_job(name: str, home: Path) -> str | None:
     """What the store's background job did last (``pao doctor``, a store's health line); None before any."""
-    from pao_core.files import lock_is_held  # not needed until this runs: start-up stays light
+    from pao_core.errors import PaoError  # not needed until this runs: start-up stays light
+    from pao_core.files import lock_is_held, open_no_follow  # likewise
 
     where = folder(home)
-    if lock_is_held(where / f"{name}.lock"):
-        return f"background embedding: a job is running ({where / name}.log)"
     try:
-        lines = (where / f"{name}.log").read_text(errors="replace").splitlines()
+        if lock_is_held(where / f"{name}.lock"):
+            return f"background embedding: a job is running ({where / name}.log)"
+        with os.fdopen(open_no_follow(where / f"{name}.log", os.O_RDONLY), "rb") as handle:
+            lines = handle.read().decode(errors="replace").splitlines()
+    except PaoError as exc:  # a link or a FIFO planted at the lock or the log
+        return f"background embedding: {exc}"
     except OSError:
         return None
     started = [n for n, line in enumerate(lines) if line[:4].isdigit() and " pao " in line]

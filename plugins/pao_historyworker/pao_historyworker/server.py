@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pao_core.jsonbound import loads
 from pao_core.sanitize import clean_item
 from pao_historyworker import protocol as wire
 from pao_historyworker.index import connect, stats
@@ -218,11 +219,13 @@ class HistoryHandler(BaseHTTPRequestHandler):
         if self.server.token and not self._authorized():
             raise RequestFailed(wire.UNAUTHORIZED, "missing or wrong bearer token", HTTPStatus.UNAUTHORIZED)
         try:
-            message = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise RequestFailed(wire.PARSE_ERROR, "body is not JSON") from None
+            message = loads(raw)  # nested deeper than the bound: a parse error, as the spec's -32700
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RequestFailed(wire.PARSE_ERROR, f"body is not JSON ({exc})"[:200]) from None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
             raise RequestFailed(wire.INVALID_REQUEST, "expected one JSON-RPC 2.0 request object")
+        if isinstance(message.get("id"), (bool, dict, list)):  # JSON-RPC 2.0: a string, a number or null
+            raise RequestFailed(wire.INVALID_REQUEST, "id must be a string, a number or null")
         return message
 
     def _authorized(self) -> bool:

@@ -10,12 +10,12 @@ a last line without its newline is left for the next run.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import attrs
 
+from pao_core.jsonbound import loads
 from pao_core.models import parse_timestamp
 
 _NOISE_PREFIXES = (
@@ -132,7 +132,7 @@ def _complete_lines(data: bytes, start: int) -> Iterator[tuple[int, int, bytes]]
 
 def _parses(piece: bytes) -> bool:
     try:
-        return isinstance(json.loads(piece), dict)
+        return isinstance(loads(piece), dict)
     except ValueError:
         return False
 
@@ -156,7 +156,7 @@ def read_exchanges(path: Path, start: int = 0, counted_from: int = 0) -> ReadRes
         fresh = offset >= counted_from
         lines += fresh
         try:
-            line = json.loads(raw)
+            line = loads(raw)  # nested too deep: a malformed line, like any other
         except ValueError:
             line = None
         if not isinstance(line, dict):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import tempfile
@@ -78,9 +79,10 @@ class Ssh:
             if len(str(preferred)) + CONTROL_NAME > SOCKET_PATH_MAX:  # a long TMPDIR (macOS: /var/folders/...)
                 preferred = Path("/tmp") / preferred.name
         preferred.mkdir(mode=0o700, parents=True, exist_ok=True)
-        status = preferred.stat()
-        if status.st_uid != os.getuid() or status.st_mode & 0o077:
-            raise PaoError(f"{preferred}: the ssh control folder must be yours and private (0700); remove it")
+        status = preferred.lstat()  # a link planted in a shared temporary folder is refused, never followed
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
+            raise PaoError(f"{preferred}: the ssh control folder must be a folder (not a link) of yours, "
+                           "private (0700); remove it")
         return preferred
 
     def argv(self, machine: Machine, remote: Sequence[str], *, connect_timeout: float) -> list[str]:

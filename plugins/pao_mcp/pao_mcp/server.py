@@ -136,9 +136,32 @@ def serve(tools: MemoryTools) -> None:
 
     async def run() -> None:
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            valid_in, valid_out = anyio.create_memory_object_stream[Any](0)
+
+            async def answer_invalid() -> None:  # the SDK drops a line it cannot read: the spec wants an answer
+                async with valid_in:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            await write_stream.send(invalid_answer(item))
+                        else:
+                            await valid_in.send(item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_invalid)
+                await server.run(valid_out, write_stream, server.create_initialization_options())
+                tasks.cancel_scope.cancel()
 
     anyio.run(run)
+
+
+def invalid_answer(error: Exception) -> Any:
+    """The JSON-RPC 2.0 answer to a line that is not a request: -32700 (not JSON) or -32600, id null."""
+    from mcp.shared.message import SessionMessage  # only when a client sent something unreadable
+
+    errors = error.errors() if hasattr(error, "errors") else []
+    parse = any(entry.get("type") == "json_invalid" for entry in errors)
+    code, message = (types.PARSE_ERROR, "Parse error") if parse else (types.INVALID_REQUEST, "Invalid Request")
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)))
 
 
 def _version() -> str:

@@ -137,7 +137,18 @@ def test_an_oversized_message_is_refused_and_the_server_goes_on(pao_env: dict[st
     answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, huge, ping])
     by_id = {answer.get("id"): answer for answer in answers}
     assert 2 not in by_id  # never parsed, so never answered as a ping
+    assert by_id[None]["error"]["code"] == -32700  # answered as what it is: not JSON it will read
     assert by_id[3]["result"] == {}
+
+
+def test_malformed_json_rpc_gets_the_spec_s_errors_with_id_null(pao_env: dict[str, str]) -> None:
+    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+    bad = [b'{"jsonrpc": "2.0", "id": 2, "method": "ping"\n', b"[]\n", b'{"jsonrpc": "2.0", "id": 4}\n',
+           b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"]
+    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, *bad, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n'])
+    errors = [answer["error"]["code"] for answer in answers if answer.get("id") is None]
+    assert errors == [-32700, -32600, -32600, -32700]
+    assert answers[-1] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # and it goes on serving
 
 
 @pytest.mark.hook("pao_session_mcp_servers")

@@ -106,6 +106,10 @@ class LongtermBackend(WritableMemory):
         from pao_embeddings.later import last_job  # not needed until this runs: start-up stays light
 
         job = last_job(self.name, self.home)
+        if (path := memory_file(self.options)) is not None:
+            from pao_postgres.filebatches import describe  # not needed until this runs: start-up stays light
+
+            job = "; ".join(filter(None, (describe(self.options, self.home, path, deadline), job)))
         return (
             f"{stats['store']}: {stats['observations']} observations of {stats['entities']} entities, "
             f"{stats['relations']} relations (mode {stats['mode']}); "

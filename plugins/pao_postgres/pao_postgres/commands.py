@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import stat
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from pao_core.sanitize import clean, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.filesync import sync
+from pao_postgres.items import observation_too_long
 from pao_postgres.mcpfile import memory_lines, read_memory_file
 from pao_postgres.options import MODES, LongtermOptions, memory_file
 
@@ -156,6 +158,8 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError("memory add: ENTITY and TEXT must not be empty")
     if "\x00" in args.entity + args.text:
         raise ValidationError("memory add: ENTITY and TEXT must not contain NUL characters")
+    if observation_too_long(args.text):
+        raise ValidationError(f"memory add: {observation_too_long(args.text)}")
     store = open_store(config)
     item = store.add(args.entity, args.text, args.entity_type)
     refresh_vectors(store)
@@ -172,6 +176,10 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
     store = open_store(config)
     stats = store.stats(time.monotonic() + READ_DEADLINE)
     stats["retrieval"] = retrieval_status(store, stats["observations"], time.monotonic() + READ_DEADLINE)
+    if (path := memory_file(store.options)) is not None:
+        from pao_postgres.filebatches import describe  # not needed until this runs: start-up stays light
+
+        stats["memory_file"] = describe(store.options, store.home, path, time.monotonic() + READ_DEADLINE)
     if args.json:
         print_json(stats)
         return 0
@@ -231,6 +239,9 @@ def run_export(args: argparse.Namespace, config: PaoConfig) -> int:
                               "is not redacted, so it goes only into a file of yours, 0600)")
     if target.is_dir():
         raise ValidationError(f"memory export: {target} is a folder; name a file")
+    if target.exists() and not stat.S_ISREG(target.stat().st_mode):  # /dev/null, a FIFO: never replaced
+        raise ValidationError(f"memory export: {target} is not a regular file (a FIFO, device or socket); "
+                              "pao writes exports to regular files only")
     if target.exists() and not args.force:
         raise ValidationError(f"memory export: {target} exists; add --force to replace it")
     if not target.parent.is_dir():

@@ -36,8 +36,11 @@ from typing import TYPE_CHECKING, Mapping
 
 import attrs
 
+from pao_core.errors import PaoError
+from pao_core.files import open_no_follow
 from pao_postgres.errors import LongtermError
-from pao_postgres.mcpfile import EntityLine, ImportFileError, MemoryFile, RelationLine, parse_memory
+from pao_postgres.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
+from pao_postgres.mcpfile import EntityLine, ImportFileError, MemoryFile, RelationLine, merge, parse_memory
 from pao_postgres.ranked import quote
 from pao_postgres.sqlite_read import reading
 
@@ -84,12 +87,14 @@ def read_settled(path: Path) -> tuple[str, MemoryFile]:
                 break
             time.sleep(SETTLE_S - max(0.0, age))
             before = os.stat(path)
-        with open(path, "rb") as handle:
-            data = handle.read()
+        with os.fdopen(open_no_follow(path, os.O_RDONLY, follow=True, owned=False), "rb") as handle:
+            data = handle.read()  # a regular file only: a FIFO would never end
             during = os.fstat(handle.fileno())
         after = os.stat(path)
     except FileNotFoundError:
         raise TornRead(f"{path}: not there (being replaced?)") from None
+    except PaoError as exc:
+        raise TornRead(str(exc)) from None
     except OSError as exc:
         raise TornRead(f"{path}: cannot read: {exc.strerror}") from None
     if not signature(before) == signature(during) == signature(after) or len(data) != after.st_size:
@@ -97,7 +102,7 @@ def read_settled(path: Path) -> tuple[str, MemoryFile]:
     if not data.strip() and time.time() - after.st_mtime < EMPTY_GRACE_S:
         raise TornRead(f"{path}: empty and just written (a rewrite in progress)")
     try:
-        return signature(after), parse_memory(data, str(path))
+        return signature(after), parse_memory(data, str(path), cut=True)
     except ImportFileError as exc:
         raise TornRead(f"half-written or invalid: {exc}") from None
 
@@ -158,32 +163,38 @@ def sync_table(options: LongtermOptions) -> sa.Table:
 
 
 def stored_signature(options: LongtermOptions, home: Path, source: str, deadline: float) -> str | None:
-    """The signature last synced from ``source`` (None: never, or no store yet). The
-    embedded store is read with the standard library: this runs before every search."""
+    """The signature last synced from ``source`` (None: never, or no store yet)."""
+    found = read_rows(options, home, SYNC_TABLE, "SELECT signature FROM {table} WHERE source = :source",
+                      {"source": source}, deadline)
+    return found[0][0] if found else None
 
-    table = quote(SYNC_TABLE)
+
+def read_rows(options: LongtermOptions, home: Path, name: str, query: str, params: Mapping[str, object],
+              deadline: float) -> list[tuple] | None:
+    """Rows of ``query`` on pao's table ``name`` (``{table}`` in the query); None when there is no
+    store or no such table yet. The embedded store is read with the standard library: this runs
+    before every search."""
+    table = quote(name)
     if not options.url.strip():
         if not options.sqlite_file(home).exists():
             return None
         try:
             with reading(options.sqlite_file(home), deadline) as rows:
-                found = rows(f"SELECT signature FROM {table} WHERE source = :source", {"source": source})
+                return list(rows(query.format(table=table), dict(params)))
         except LongtermError as exc:
             if "a table is missing" not in str(exc):
                 raise
             return None
-    else:
-        from pao_postgres.server_read import server_reading  # not needed until this runs: start-up stays light
+    from pao_postgres.server_read import server_reading  # not needed until this runs: start-up stays light
 
-        name = f"{quote(options.schema)}.{table}" if options.schema else table
-        try:
-            with server_reading(options, deadline) as rows:
-                found = rows(f"SELECT signature FROM {name} WHERE source = :source", {"source": source})
-        except LongtermError as exc:
-            if "a table is missing" not in str(exc):
-                raise
-            return None
-    return found[0][0] if found else None
+    qualified = f"{quote(options.schema)}.{table}" if options.schema else table
+    try:
+        with server_reading(options, deadline) as rows:
+            return list(rows(query.format(table=qualified), dict(params)))
+    except LongtermError as exc:
+        if "a table is missing" not in str(exc):
+            raise
+        return None
 
 
 def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | None = None) -> SyncReport:
@@ -199,17 +210,29 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
         return SyncReport(source, note=f"memory file {path}: {exc.strerror}; searched the store as it was")
     if stored_signature(options, home, source, deadline) == current:
         return SyncReport(source)
+    from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
+
+    if int(current.split(":")[1]) > WHOLE_FILE_BYTES:  # a large file: in parts, each within the deadline
+        return sync_in_parts(LongtermStore(options, home), path, source, current, deadline)
     try:
         current, memory = read_settled(path)
     except TornRead as exc:
         return SyncReport(source, note=f"memory file not synced ({exc}); searched the store as it was")
-    from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
-
     return apply(LongtermStore(options, home), source, current, memory, deadline)
 
 
-def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, deadline: float) -> SyncReport:
-    """Apply the file's change in one write transaction (re-checked under its lock)."""
+def lock_sync(store: LongtermStore, connection: sa.Connection) -> None:
+    """One syncing transaction at a time (SQLite: its write lock), schema included."""
+    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
+
+    if not store.is_sqlite:
+        connection.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(SYNC_TABLE))))
+
+
+def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, deadline: float,
+          *, imported: bool = False) -> SyncReport:
+    """Apply the file's change in one write transaction (re-checked under its lock). What a sync in
+    parts added counts as the file's previous content; ``imported``: those parts added all of ``memory``."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     from pao_postgres.schema import create_schema  # loads sqlalchemy on use: start-up stays light
@@ -218,8 +241,7 @@ def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, d
     graph = as_json(memory)
     digest = hashlib.sha256(graph.encode("utf-8")).hexdigest()
     with store.write(deadline) as connection:
-        if not store.is_sqlite:  # one syncing transaction at a time (SQLite: its write lock), schema included
-            connection.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(SYNC_TABLE))))
+        lock_sync(store, connection)
         row = None
         if sa.inspect(connection).has_table(SYNC_TABLE, schema=table.schema):
             row = connection.execute(sa.select(table.c.signature, table.c.digest, table.c.graph).where(table.c.source == source)).first()
@@ -230,11 +252,12 @@ def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, d
             return SyncReport(source)  # another process synced this version meanwhile
         added: dict[str, int] = {}
         removed: dict[str, int] = {}
-        if row is None or row.digest != digest:
-            old = from_json(row.graph if row is not None else None)
+        parts = abandoned_graphs(connection, store.options, source)
+        if row is None or row.digest != digest or parts:
+            old = merge([from_json(row.graph if row is not None else None), *map(from_json, parts)])
             removed = _remove(store, connection, old, memory)
-            counts = store.import_into(connection, added_part(old, memory))
-            added = attrs.asdict(counts)
+            if not imported:
+                added = attrs.asdict(store.import_into(connection, added_part(old, memory)))
             _retype(store, connection, old, memory)
         values = {"signature": current, "digest": digest, "graph": graph, "synced_at": dt.datetime.now(dt.timezone.utc)}
         if row is None:

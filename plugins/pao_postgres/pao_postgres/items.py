@@ -7,6 +7,24 @@ from typing import Any
 
 from pao_core.models import MemoryItem
 
+MAX_OBSERVATION_CHARS = 16 * 1024
+"""The longest observation the store takes (characters): a longer one is refused by ``pao memory
+import`` and ``remember``, and cut to this length (ending in an ellipsis) when the memory file
+brings it. A briefing quotes a few hundred characters of each; megabytes made every search slow."""
+
+
+def cut_observation(text: str) -> str:
+    """``text`` at most :data:`MAX_OBSERVATION_CHARS` long: cut, with an ellipsis that says so."""
+    return text if len(text) <= MAX_OBSERVATION_CHARS else text[: MAX_OBSERVATION_CHARS - 1] + "\u2026"
+
+
+def observation_too_long(text: str) -> str | None:
+    """Why ``text`` is refused as an observation (its length over the limit), or None."""
+    if len(text) <= MAX_OBSERVATION_CHARS:
+        return None
+    return (f"an observation of {len(text):,} characters is over the limit of {MAX_OBSERVATION_CHARS:,} "
+            "(MAX_OBSERVATION_CHARS); shorten or split it")
+
 
 def as_utc(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite returns naive datetimes (stored as UTC): make every timestamp aware."""

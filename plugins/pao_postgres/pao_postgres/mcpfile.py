@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterable
 
 import attrs
 
 from pao_core.errors import PaoError
+from pao_core.jsonbound import TooDeep, loads
+from pao_postgres.items import cut_observation, observation_too_long
 
 
 class ImportFileError(PaoError):
@@ -49,12 +52,15 @@ def _text(record: dict, key: str, where: str, *, allow_empty: bool = False) -> s
     return value
 
 
-def parse_line(line: str, where: str) -> EntityLine | RelationLine | None:
-    """One line of the file; ``None`` for a blank line."""
+def parse_line(line: str, where: str, *, cut: bool = False) -> EntityLine | RelationLine | None:
+    """One line of the file; ``None`` for a blank line. An observation over the size limit is
+    refused, or with ``cut`` (the memory file, which pao follows and cannot fix) cut to it."""
     if not line.strip():
         return None
     try:
-        record = json.loads(line)
+        record = loads(line)
+    except TooDeep as exc:
+        raise ImportFileError(f"{where}: not valid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ImportFileError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
     if not isinstance(record, dict):
@@ -66,6 +72,10 @@ def parse_line(line: str, where: str) -> EntityLine | RelationLine | None:
             raise ImportFileError(f"{where}: 'observations' must be a list of strings")
         if any("\x00" in item for item in observations):
             raise ImportFileError(f"{where}: an observation contains a NUL character")
+        if cut:
+            observations = [cut_observation(item) for item in observations]
+        elif any(observation_too_long(item) for item in observations):
+            raise ImportFileError(f"{where}: {next(filter(None, map(observation_too_long, observations)))}")
         entity_type = _text(record, "entityType", where, allow_empty=True) if "entityType" in record else ""
         return EntityLine(_text(record, "name", where), entity_type, tuple(o for o in observations if o.strip()))
     if kind == "relation":
@@ -74,33 +84,49 @@ def parse_line(line: str, where: str) -> EntityLine | RelationLine | None:
 
 
 def read_memory_file(path: Path) -> MemoryFile:
-    """Parse and validate the whole file; raise on the first bad line, naming it."""
+    """Parse and validate the whole file (a regular file: a FIFO or device is refused, never
+    waited on); raise on the first bad line, naming it."""
+    from pao_core.files import read_regular  # only when a file is imported
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc.strerror}") from None
     return parse_memory(data, str(path))
 
 
-def parse_memory(data: bytes, where: str) -> MemoryFile:
+def parse_memory(data: bytes, where: str, *, cut: bool = False, first_line: int = 1) -> MemoryFile:
     """The graph of a file's bytes: entities merged by name (their observations in order,
-    each text once), relations in order; :class:`ImportFileError` names the first bad line."""
+    each text once), relations in order; :class:`ImportFileError` names the first bad line
+    (numbered from ``first_line``: a part of a file read from its middle)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    entities: dict[str, EntityLine] = {}
+    entities: list[EntityLine] = []
     relations: list[RelationLine] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        parsed = parse_line(line, f"{where}:{number}")
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        parsed = parse_line(line, f"{where}:{number}", cut=cut)
         if isinstance(parsed, EntityLine):
-            known = entities.get(parsed.name)
-            if known is not None:
-                parsed = attrs.evolve(known, observations=known.observations + parsed.observations)
-            entities[parsed.name] = attrs.evolve(parsed, observations=tuple(dict.fromkeys(parsed.observations)))
+            entities.append(parsed)
         elif isinstance(parsed, RelationLine):
             relations.append(parsed)
-    return MemoryFile(tuple(entities.values()), tuple(dict.fromkeys(relations)))
+    return merge([MemoryFile(tuple(entities), tuple(relations))])
+
+
+def merge(graphs: Iterable[MemoryFile]) -> MemoryFile:
+    """One graph of several (or of one with repeated names): entities merged by name (the first
+    type wins, observations in order, each text once), relations in order, each once."""
+    types: dict[str, str] = {}
+    observations: dict[str, dict[str, None]] = {}
+    relations: dict[RelationLine, None] = {}
+    for graph in graphs:
+        for entity in graph.entities:
+            types.setdefault(entity.name, entity.entity_type)
+            observations.setdefault(entity.name, {}).update(dict.fromkeys(entity.observations))
+        relations.update(dict.fromkeys(graph.relations))
+    return MemoryFile(tuple(EntityLine(name, kind, tuple(observations[name])) for name, kind in types.items()),
+                      tuple(relations))
 
 
 def memory_lines(memory: MemoryFile) -> str:

@@ -165,7 +165,10 @@ def run(spec: dict[str, Any]) -> int:
         return 1
     files = warm.paths(folder, spec["key"])
     while True:
-        lock = open(files["lock"], "a+", opener=lambda path, flags: os.open(path, flags, 0o600))
+        try:
+            lock = open(files["lock"], "a+", opener=warm.no_follow_opener)  # never through a planted link
+        except OSError:
+            return 1
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -189,7 +192,7 @@ def run(spec: dict[str, Any]) -> int:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         from pao_core.sanitize import mask_url  # a URL in the reason keeps no password
 
-        with open(files["error"], "w", opener=lambda path, flags: os.open(path, flags, 0o600)) as error:
+        with open(files["error"], "w", opener=warm.no_follow_opener) as error:
             error.write(mask_url(reason) + "\n")
         if searcher is not None:
             searcher.close()

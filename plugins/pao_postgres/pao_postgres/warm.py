@@ -28,6 +28,7 @@ socket and gets the items back.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
 import os
@@ -202,7 +203,7 @@ def start(options: LongtermOptions, home: Path, name: str) -> bool:
     if _recent(files["error"], RETRY_START_S):
         return False
     try:
-        with open(files["lock"], "a", opener=_private_opener) as lock:
+        with open(files["lock"], "a", opener=no_follow_opener) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on close: the searcher takes it
     except BlockingIOError:
         return False  # one runs, or is starting
@@ -272,7 +273,7 @@ def stop_all(deadline: float) -> list[int]:
             stopped.append(int(answer["pid"]))
             continue
         try:
-            with open(lock, "r+") as handle:
+            with open(lock, "r+", opener=no_follow_opener) as handle:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     continue  # free: none runs
@@ -299,7 +300,7 @@ def sweep(folder: Path, key: str) -> list[str]:
         if lock.stem == f"lt-{key[:20]}" or not re.fullmatch(r"lt-[0-9a-f]{20}", lock.stem):
             continue
         try:
-            with open(lock, "r+") as handle:
+            with open(lock, "r+", opener=no_follow_opener) as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a searcher runs or starts
                 if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                     continue  # replaced meanwhile: the new one is someone's
@@ -329,8 +330,15 @@ def _ask_socket(path: Path, message: dict[str, Any], deadline: float) -> dict[st
         connection.close()
 
 
-def _private_opener(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
+def no_follow_opener(path: str, flags: int) -> int:
+    """0600, never through a link nor a FIFO or device planted at the path (an ``OSError``, as a missing file)."""
+    from pao_core.errors import PaoError  # only when a searcher's file is opened
+    from pao_core.files import open_no_follow  # likewise
+
+    try:
+        return open_no_follow(path, flags)
+    except PaoError as exc:
+        raise OSError(errno.ELOOP, str(exc)) from None
 
 
 def _recent(path: Path, seconds: float) -> bool:
@@ -342,8 +350,11 @@ def _recent(path: Path, seconds: float) -> bool:
 
 def _touch(path: Path) -> None:
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        os.utime(path)
+        fd = no_follow_opener(str(path), os.O_WRONLY | os.O_CREAT)
+        try:
+            os.utime(fd)
+        finally:
+            os.close(fd)
     except OSError:
         pass
 
