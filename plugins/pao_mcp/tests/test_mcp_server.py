@@ -61,7 +61,7 @@ def test_sdk_client_lists_the_three_tools_and_calls_each(pao_env: dict[str, str]
 
     remembered = out["remembered"]
     assert not remembered.is_error and remembered.structured_content["created"] is True
-    assert "Remembered: [longterm] driftnote · remembered by agent api-2, session 5f0c2a9e" in remembered.content[0].text
+    assert "Remembered in [longterm]:\n   > driftnote · remembered by agent api-2, session 5f0c2a9e" in remembered.content[0].text
     assert out["again"].structured_content["created"] is False
 
     found = out["found"]
