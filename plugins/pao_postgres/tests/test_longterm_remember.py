@@ -8,21 +8,11 @@ import sqlite3
 import threading
 import time
 
-from pao_core.config import load_config
-from pao_core.contracts import MemoryBackend, WritableMemory, writable
 from pao_core.models import Provenance
-from pao_core.plugins import get_plugins
 
-from longterm_helpers import Longterm
+from longterm_helpers import Longterm, longterm_backend
 
 WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
-
-
-def longterm_backend() -> WritableMemory:
-    backends = get_plugins().memory_backends(load_config())
-    (backend,) = [b for b in writable(backends) if b.name == "longterm"]
-    assert isinstance(backend, MemoryBackend)
-    return backend
 
 
 def test_remember_keeps_provenance_and_stores_a_repeat_once(longterm: Longterm) -> None:
