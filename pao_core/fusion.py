@@ -9,6 +9,9 @@
   the better-ranked item, which lists the others in ``fusion["duplicates"]``.
 * Supersession: dated items about the same subject are ordered newest first; the
   older one is marked ``fusion["earlier"] = True`` and names its successor.
+* Tiers: what agents wrote (``remember``, not kept by the user) comes after every item
+  of the user's, never hides one as its near-duplicate, never supersedes one, and at
+  most ``agent_items`` of it are kept.
 * The budget is applied on the rendered briefing by :func:`fit_budget`.
 """
 
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import attrs
 
-from pao_core.models import BackendResult, MemoryItem
+from pao_core.models import BackendResult, MemoryItem, agent_provenance
 from pao_core.words import FUNCTION_WORDS, words
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ class FusionOptions:
     floors: Mapping[str, float] = attrs.field(factory=dict)
     relative_floor: float = 0.0
     duplicate_similarity: float = 0.5
+    agent_items: int = 3
 
     @classmethod
     def from_config(cls, options: BriefingOptions) -> FusionOptions:
@@ -51,6 +55,7 @@ class FusionOptions:
             floors=dict(options.floors),
             relative_floor=options.relative_floor,
             duplicate_similarity=options.duplicate_similarity,
+            agent_items=options.agent_items,
         )
 
 
@@ -157,13 +162,25 @@ def drop_near_duplicates(items: Sequence[MemoryItem], threshold: float) -> list[
             kept.append(item)
             continue
         other = kept[twin]
+        if agent_provenance(other) and not agent_provenance(item):  # the user's fact stands, the agent's goes
+            kept[twin], item, other = item, other, item
         dropped = [*other.fusion.get("duplicates", ()), item.id]
         kept[twin] = attrs.evolve(other, fusion={**other.fusion, "duplicates": dropped})
     return kept
 
 
 def _subject(item: MemoryItem) -> str:
-    return f"{item.kind}\0{item.title}"
+    """Supersession stays within a tier: an agent's fact never marks the user's as earlier."""
+    return f"{item.kind}\0{item.title}\0{'agent' if agent_provenance(item) else 'user'}"
+
+
+def _stated_date(item: MemoryItem) -> dt.date | None:
+    """When the item became true: the date its text starts with; for an agent's fact,
+    pao's own clock when it was written (an agent can write any date)."""
+    written_by = agent_provenance(item)
+    if written_by is not None:
+        return written_by.recorded_at.date() if written_by.recorded_at else None
+    return text_date(item.text, leading=True)
 
 
 def _with_parts(words: frozenset[str]) -> frozenset[str]:
@@ -187,7 +204,7 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     for index, item in enumerate(result):
         groups.setdefault(_subject(item), []).append(index)
     for indexes in groups.values():
-        dated = [(text_date(result[i].text, leading=True), i) for i in indexes]
+        dated = [(_stated_date(result[i]), i) for i in indexes]
         dated = [(date, i) for date, i in dated if date is not None]
         if len(dated) < 2:
             continue
@@ -213,9 +230,26 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
 
 def fuse(results: Mapping[str, BackendResult], options: FusionOptions) -> tuple[MemoryItem, ...]:
     """Floors, rank fusion, near-duplicate removal, supersession and the item cap."""
-    ranked = reciprocal_rank(apply_floors(results, options), options.rrf_k)
+    ranked = users_first(reciprocal_rank(apply_floors(results, options), options.rrf_k))
     unique = drop_near_duplicates(ranked, options.duplicate_similarity)
-    return tuple(order_superseded(unique)[: options.max_items])
+    return tuple(cap_agent_items(order_superseded(unique), options.agent_items)[: options.max_items])
+
+
+def users_first(items: Sequence[MemoryItem]) -> list[MemoryItem]:
+    """The user's items, then the agents' (each in its order): an agent's never outranks the user's."""
+    return sorted(items, key=lambda item: agent_provenance(item) is not None)
+
+
+def cap_agent_items(items: Sequence[MemoryItem], limit: int) -> list[MemoryItem]:
+    """At most ``limit`` items of the agents' tier, the best ranked; every item of the user's."""
+    kept, agents = [], 0
+    for item in items:
+        if agent_provenance(item) is not None:
+            agents += 1
+            if agents > limit:
+                continue
+        kept.append(item)
+    return kept
 
 
 def fit_budget(items: Sequence[MemoryItem], render: Callable[[Sequence[MemoryItem]], str], budget: int) -> int:

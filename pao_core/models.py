@@ -82,6 +82,17 @@ class Provenance:
         return f"agent {self.agent}{session}{when}"
 
 
+def agent_provenance(item: MemoryItem) -> Provenance | None:
+    """Who wrote ``item`` when an agent did (``remember``) and the user has not kept it
+    (``pao memory review --keep``): the agents' tier. ``None``: the user's own."""
+    provenance = item.meta.get("provenance")
+    if not isinstance(provenance, Mapping) or not provenance.get("agent") or provenance.get("kept_at"):
+        return None
+    session = provenance.get("session_id")
+    return Provenance(str(provenance["agent"]), str(session) if session else None,
+                      parse_timestamp(provenance.get("recorded_at")))
+
+
 @attrs.frozen
 class Remembered:
     """What ``remember`` stored: the item (with its provenance in ``meta``), or the one

@@ -7,7 +7,9 @@
 * ``more``: how to ask memory for more (pao's MCP tools) and how to write back.
 
 Every memory line is sanitised (controls stripped, secrets redacted, markdown made
-inert) and quoted with ``>``: the header tells the agent quoted lines are data.
+inert) and quoted with ``>``, the group's heading too (an entity's name, a project's):
+nothing from memory stands outside the quote, and the header tells the agent quoted
+lines are data. A fact an agent wrote says so: ``(remembered by agent api, session 1a2b3c4d, 2026-12-03)``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import attrs
 from pao_core.contracts import BriefingSection
 from pao_core.fusion import text_date
 from pao_core.hookspecs import hookimpl
-from pao_core.models import Provenance, parse_timestamp
+from pao_core.models import Provenance, agent_provenance, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, inline_markdown, truncate
 
 if TYPE_CHECKING:
@@ -99,7 +101,8 @@ class SelfPrimingSection(BriefingSection):
 
 @attrs.frozen
 class _GroupedSection(BriefingSection):
-    """Items of one sort (conversations or facts) in groups within a store: a heading, then each item quoted.
+    """Items of one sort (conversations or facts) in groups within a store: a heading, then each item,
+    all quoted (the heading names an entity or a project: memory data too).
 
     Groups come in the order of their best item.
     """
@@ -115,7 +118,7 @@ class _GroupedSection(BriefingSection):
         blocks = []
         for (backend, name), group in groups.items():
             heading, texts = self._group(backend, name, group)
-            blocks.append("\n".join([heading, *(_quoted(text, self.item_chars) for text in texts)]))
+            blocks.append("\n".join(["> " + heading, *(_quoted(text, self.item_chars) for text in texts)]))
         return "\n\n".join(blocks) or None
 
     def _group_of(self, item: MemoryItem) -> str:
@@ -141,7 +144,7 @@ class FactsSection(_GroupedSection):
 
     def _group(self, backend: str, title: str, items: list[MemoryItem]) -> tuple[str, list[str]]:
         stored = {_date(item.timestamp) for item in items if text_date(item.text) is None}
-        heading = f"**{truncate(clean_inline(title), 120) or '(untitled)'}** · {clean_inline(backend)}"
+        heading = f"{truncate(clean_inline(title), 120) or '(untitled)'} · {clean_inline(backend)}"
         shared = len(stored) == 1  # one store date for the group: say it once
         if shared:
             heading += f" · {'stored ' if stored != {'undated'} else ''}{stored.pop()}"
@@ -153,10 +156,13 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
     store date covers it (``shared``), or the item says what is known."""
     marks = []
     provenance = item.meta.get("provenance")
-    if isinstance(provenance, Mapping) and provenance.get("agent"):
+    written_by = agent_provenance(item)
+    if written_by is not None:
+        marks.append(f"remembered by {clean_inline(written_by.describe())}")
+    elif isinstance(provenance, Mapping) and provenance.get("agent"):  # an agent's fact the user kept
         recorded = parse_timestamp(provenance.get("recorded_at"))
         who = Provenance(str(provenance["agent"]), provenance.get("session_id"), recorded).describe()
-        marks.append(f"remembered by {clean_inline(who)}")
+        marks.append(f"written by {clean_inline(who)}, kept by the user")
     elif text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
     if item.fusion.get("earlier"):
@@ -180,7 +186,7 @@ class ConversationsSection(_GroupedSection):
         first = items[0]
         project = os.path.basename(str(first.meta.get("project") or "").rstrip("/")) or first.title
         when = _date(min((i.timestamp for i in items if i.timestamp), default=None))
-        heading = f"**{truncate(clean_inline(str(project)), 80)}** · {when} · {clean_inline(backend)}"
+        heading = f"{truncate(clean_inline(str(project)), 80)} · {when} · {clean_inline(backend)}"
         if first.meta.get("session_id"):
             heading += f" session {clean_inline(str(session))[:8]}"
         return heading, [item.text for item in items]

@@ -59,9 +59,9 @@ def test_every_item_shows_where_it_came_from_and_when() -> None:
     briefing = _compose()
     md = briefing.markdown
     # Facts state their own date, or the entity's heading says what is known for the rest.
-    assert "**rust-ci.yml** · longterm · undated\n> - 2025-10-19: rust-ci.yml now uses" in md
+    assert "> rust-ci.yml · longterm · undated\n> - 2025-10-19: rust-ci.yml now uses" in md
     assert "> - sccache uses the GitHub Actions cache backend." in md
-    assert "**tangle** · 2025-10-19 · history session 5f1d2c3a" in md
+    assert "> tangle · 2025-10-19 · history session 5f1d2c3a" in md
     assert "> - User: tangle CI takes 14 minutes" in md and ">   Assistant: Most of it is cold caches." in md
     assert "Topic: speed up Rust CI with sccache" in md and "Folder: /src/tangle" in md
     assert "not instructions" in md
@@ -76,8 +76,8 @@ def test_store_dates_show_once_per_entity_or_per_item() -> None:
         attrs.evolve(fact("ridge", 1, "ridge runs macOS 14.", 4), timestamp=stored + dt.timedelta(days=3)),
     )
     md = _compose({"longterm": BackendResult("longterm", "ok", items=items)}).markdown
-    assert "**notarize.sh** · longterm · stored 2026-01-05\n> - notarize.sh staples the DMG." in md
-    assert "**ridge** · longterm\n> - (stored 2026-01-05) ridge is the fallback Mac.\n" in md
+    assert "> notarize.sh · longterm · stored 2026-01-05\n> - notarize.sh staples the DMG." in md
+    assert "> ridge · longterm\n> - (stored 2026-01-05) ridge is the fallback Mac.\n" in md
     assert "> - (stored 2026-01-08) ridge runs macOS 14." in md
 
 

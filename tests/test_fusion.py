@@ -128,3 +128,46 @@ def test_fit_budget_finds_the_longest_prefix_that_fits(lengths: list[int], budge
         assert len(render(items[:count])) <= budget
     if count < len(items):
         assert len(render(items[: count + 1])) > budget
+
+
+def agent_item(ident: str, text: str, *, rank: int, title: str, recorded: str = "2026-12-03T10:00:00+00:00",
+               kept: str | None = None) -> MemoryItem:
+    provenance = {"agent": "api", "session_id": "s1", "recorded_at": recorded, "kept_at": kept}
+    return item("a", ident, text, rank=rank, title=title, provenance=provenance)
+
+
+def test_an_agent_fact_dated_2099_never_supersedes_the_user_s() -> None:
+    user = item("a", "obs:ci#0", "2025-10-19: rust-ci.yml caches the cargo registry with actions/cache", rank=2,
+                title="ci", position=0)
+    agent = agent_item("obs:ci#1", "2099-01-01: rust-ci.yml caches the cargo registry with sccache", rank=1, title="ci")
+    fused = fuse({"a": result("a", user, agent)}, FusionOptions())
+    assert [i.id for i in fused] == ["obs:ci#0", "obs:ci#1"]  # the user's first, though the agent's ranked higher
+    assert not any(i.fusion.get("earlier") for i in fused)
+
+
+def test_agent_facts_supersede_each_other_by_pao_s_clock_not_their_text() -> None:
+    first = agent_item("obs:ci#1", "2099-01-01: rust-ci.yml caches the registry with sccache", rank=1, title="ci",
+                       recorded="2026-12-04T10:00:00+00:00")
+    second = agent_item("obs:ci#2", "2020-01-01: rust-ci.yml caches the registry with mold", rank=2, title="ci",
+                        recorded="2026-12-05T10:00:00+00:00")
+    ordered = order_superseded([first, second])
+    assert [i.id for i in ordered] == ["obs:ci#2", "obs:ci#1"] and ordered[1].fusion["earlier"] is True
+
+
+def test_a_near_duplicate_agent_fact_never_hides_the_user_s() -> None:
+    text = "Public repositories must not use self-hosted runners since a fork could run code on the LAN."
+    agent = agent_item("obs:runners#1", text.replace("must not", "must never"), rank=1, title="runners")
+    user = item("a", "obs:runners#0", text, rank=2, title="runners")
+    for order in ([agent, user], [user, agent]):
+        kept = drop_near_duplicates(order, threshold=0.5)
+        assert [i.id for i in kept] == ["obs:runners#0"] and kept[0].fusion["duplicates"] == ["obs:runners#1"]
+
+
+def test_at_most_agent_items_of_the_agents_tier_and_a_kept_fact_is_the_user_s() -> None:
+    notes = [agent_item(f"obs:n#{i}", f"note {i} on topic {i * 7}", rank=i + 1, title="n") for i in range(40)]
+    kept = agent_item("obs:k#0", "kept note on the pipeline", rank=41, title="k", kept="2026-12-04T00:00:00+00:00")
+    users = [item("a", f"obs:u#{i}", f"user fact {i} about item {i * 11}", rank=50 + i, title="u") for i in range(3)]
+    fused = fuse({"a": result("a", *notes, kept, *users)}, FusionOptions(max_items=12, agent_items=3))
+    assert [i.id for i in fused[:4]] == ["obs:k#0", "obs:u#0", "obs:u#1", "obs:u#2"]
+    assert [i.id for i in fused[4:]] == ["obs:n#0", "obs:n#1", "obs:n#2"]
+    assert len(fuse({"a": result("a", *notes)}, FusionOptions(agent_items=0))) == 0

@@ -13,12 +13,14 @@ import attrs
 
 from pao_core.errors import PaoError, ValidationError
 from pao_core.output import print_json
-from pao_core.sanitize import clean, clean_item, strip_controls
+from pao_core.models import agent_provenance
+from pao_core.sanitize import clean, clean_inline, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.filesync import sync
 from pao_postgres.items import observation_too_long
 from pao_postgres.mcpfile import memory_lines, read_memory_file
+from pao_postgres.provenance import attach
 from pao_postgres.options import MODES, LongtermOptions, memory_file
 
 if TYPE_CHECKING:
@@ -65,6 +67,12 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     forget.add_argument("--observation", metavar="TEXT", help="remove only this observation (its exact text)")
     forget.add_argument("--json", action="store_true", help="print JSON")
     forget.set_defaults(func=run_forget)
+
+    review = actions.add_parser("review", help="list the facts agents wrote; keep (make them yours) or forget them")
+    review.add_argument("--keep", metavar="ID", type=int, nargs="+", default=[], help="make these facts yours")
+    review.add_argument("--forget", metavar="ID", type=int, nargs="+", default=[], help="delete these facts")
+    review.add_argument("--json", action="store_true", help="print JSON")
+    review.set_defaults(func=run_review)
 
     follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
     follow.add_argument("--json", action="store_true", help="print JSON")
@@ -218,15 +226,48 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
     if note:
         print(f"pao: {strip_controls(note)}", file=sys.stderr)
     items = store.search(args.topic, args.limit, time.monotonic() + READ_DEADLINE, args.mode)
+    items = attach(store.options, store.home, items, time.monotonic() + READ_DEADLINE)  # who wrote each
     if not args.raw_unredacted:
         items = [clean_item(item) for item in items]
     elif not args.json:  # raw, yet never an escape sequence to the terminal
-        items = [attrs.evolve(item, text=strip_controls(item.text)) for item in items]
+        items = [attrs.evolve(item, title=strip_controls(item.title), text=strip_controls(item.text)) for item in items]
     if args.json:
         print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0
-    for rank, item in enumerate(items, start=1):
-        print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")
+    for rank, item in enumerate(items, start=1):  # memory (entity names too) only on quoted lines
+        written_by = agent_provenance(item)
+        print(f"{rank:2}. [{item.score:.3f}] " + (f"an agent's fact ({clean_inline(written_by.describe())})"
+                                                   if written_by else "the user's"))
+        print(f"    > {' '.join(item.title.split())}")
+        print("\n".join(f"    > {line}" for line in item.text.split("\n") if line.strip()))
+    return 0
+
+
+def run_review(args: argparse.Namespace, config: PaoConfig) -> int:
+    from pao_postgres.review import agent_facts, settle  # SQLAlchemy: only for this command
+
+    store = open_store(config)
+    if args.keep or args.forget:
+        settle(store, args.keep, args.forget)
+        if args.forget:
+            refresh_vectors(store)  # a forgotten fact's vector goes with it
+        if args.json:
+            print_json({"kept": sorted(set(args.keep)), "forgotten": sorted(set(args.forget))})
+        else:
+            print(f"kept {len(set(args.keep))}, forgot {len(set(args.forget))} agents' facts")
+        return 0
+    facts = agent_facts(store, time.monotonic() + READ_DEADLINE)
+    if args.json:
+        print_json({"store": store.describe(), "facts": [fact.as_json() for fact in facts]})
+        return 0
+    if not facts:
+        print(f"no facts written by agents await review in {store.describe()}")
+    for fact in facts:
+        session = f", session {fact.session_id}" if fact.session_id else ""
+        when = f", {fact.recorded_at:%Y-%m-%d %H:%M} UTC" if fact.recorded_at else ""
+        print(f"{fact.id:>6}  agent {fact.agent}{session}{when}")
+        print(f"        > {fact.entity}")
+        print("\n".join(f"        > {line}" for line in fact.text.split("\n") if line.strip()))
     return 0
 
 

@@ -90,6 +90,8 @@ class LongtermOptions:
     ``background_embedding``: observations a search synced from the memory file are
     embedded by ``pao memory sync`` in a background process once the search is over
     (:mod:`pao_embeddings.later`; ``$PAO_BACKGROUND_EMBEDDING=0`` turns it off too).
+    ``agent_facts_per_session``: ``remember`` refuses an agent's session more new facts than
+    this (those the user kept with ``pao memory review --keep`` do not count).
     """
 
     enabled: bool = True
@@ -104,6 +106,7 @@ class LongtermOptions:
     warm_searcher: bool = True
     warm_searcher_idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(10))
     background_embedding: bool = True
+    agent_facts_per_session: int = attrs.field(default=20, validator=attrs.validators.ge(0))
     entities: EntityColumns = EntityColumns()
     observations: ObservationColumns = ObservationColumns()
     relations: RelationColumns = RelationColumns()

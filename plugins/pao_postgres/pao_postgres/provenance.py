@@ -29,11 +29,12 @@ def with_provenance(item: MemoryItem, source: Provenance | Any | None) -> Memory
     """``item`` with ``meta["provenance"]`` from a :class:`Provenance` or a provenance row."""
     if source is None:
         return item
-    recorded = as_utc(source.recorded_at)
+    recorded, kept = as_utc(source.recorded_at), as_utc(getattr(source, "kept_at", None))
     provenance = {
         "agent": source.agent,
         "session_id": source.session_id,
         "recorded_at": recorded.isoformat() if recorded else None,
+        "kept_at": kept.isoformat() if kept else None,
     }
     return attrs.evolve(item, meta={**item.meta, "provenance": provenance})
 
@@ -63,15 +64,19 @@ def attach(options: LongtermOptions, home: Path, items: Sequence[MemoryItem], de
     names = sorted({item.meta["entity"] for item in items})
     statement = (
         f"SELECT e.{_quoted(ent.name)} AS entity, o.{_quoted(obs.position)} AS position, "
-        "p.agent AS agent, p.session_id AS session_id, p.recorded_at AS recorded_at "
+        "p.agent AS agent, p.session_id AS session_id, p.recorded_at AS recorded_at, {kept} AS kept_at "
         f"FROM {table} p "
         f"JOIN {prefix}{_quoted(obs.table)} o ON o.{_quoted(obs.id)} = p.observation_id "
         f"JOIN {prefix}{_quoted(ent.table)} e ON e.{_quoted(ent.id)} = o.{_quoted(obs.entity_id)} "
         f"WHERE e.{_quoted(ent.name)} IN ({', '.join(f':n{i}' for i in range(len(names)))})"
     )
-    exists = ("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name" if sqlite
-              else "SELECT 1 WHERE to_regclass(:name) IS NOT NULL")
+    # A store made before the kept_at column (migrated on its next write) reads as nothing kept.
+    exists = ("SELECT (SELECT count(*) FROM pragma_table_info(:name) WHERE name = 'kept_at') AS kept "
+              "FROM sqlite_master WHERE type = 'table' AND name = :name" if sqlite
+              else "SELECT (SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(:name) "
+                   "AND attname = 'kept_at' AND NOT attisdropped) AS kept WHERE to_regclass(:name) IS NOT NULL")
     with reading(options.sqlite_file(home), deadline) if sqlite else server_reading(options, deadline) as rows:
         found = rows(exists, {"name": options.provenance_table if sqlite else table})
-        found = rows(statement, {f"n{i}": name for i, name in enumerate(names)}) if found else []
+        kept = "p.kept_at" if found and found[0].kept else "NULL"
+        found = rows(statement.replace("{kept}", kept), {f"n{i}": name for i, name in enumerate(names)}) if found else []
     return _attach(items, found)

@@ -2,7 +2,9 @@
 
 Entities, their ordered observations and the relations between entities: the
 model of the MCP reference memory server. pao's own addition, ``<observations>_provenance``,
-says which agent and session wrote an observation (``remember``), and when. On PostgreSQL the observation table gets
+says which agent and session wrote an observation (``remember``), when (pao's clock), and
+when the user kept it (``pao memory review --keep``: then it is the user's tier). An
+observation without a row is the user's (import, ``memory add``, the memory file). On PostgreSQL the observation table gets
 a stored generated tsvector column with a GIN index and a pg_trgm GIN index for the
 ILIKE path; on SQLite an FTS5 table kept in step by triggers.
 """
@@ -87,6 +89,7 @@ def build_tables(options: LongtermOptions, dialect: str) -> Tables:
         sa.Column("agent", sa.Text, nullable=False),
         sa.Column("session_id", sa.Text),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column(KEPT_AT, sa.DateTime(timezone=True)),
     )
     tables = Tables(metadata, entities, observations, relations, provenance, options)
     if dialect == "postgresql":
@@ -96,6 +99,29 @@ def build_tables(options: LongtermOptions, dialect: str) -> Tables:
 
 def _quoted(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
+
+
+KEPT_AT = "kept_at"
+"""The provenance column added after the table first shipped: stores made before it get it by migration."""
+
+
+def is_current(connection: sa.Connection, tables: Tables) -> bool:
+    """Whether pao's newest table and column exist (cheap: no DDL, no table lock)."""
+    provenance = tables.provenance
+    inspector = sa.inspect(connection)
+    if not inspector.has_table(provenance.name, schema=provenance.schema):
+        return False
+    return KEPT_AT in {column["name"] for column in inspector.get_columns(provenance.name, schema=provenance.schema)}
+
+
+def _migrate(connection: sa.Connection, tables: Tables) -> None:
+    """Columns a newer pao added to a table that already exists (create_all skips existing tables)."""
+    provenance = tables.provenance
+    columns = {column["name"] for column in sa.inspect(connection).get_columns(provenance.name, schema=provenance.schema)}
+    if KEPT_AT not in columns:
+        kind = provenance.c[KEPT_AT].type.compile(dialect=connection.dialect)
+        prefix = _quoted(provenance.schema) + "." if provenance.schema else ""
+        connection.exec_driver_sql(f"ALTER TABLE {prefix}{_quoted(provenance.name)} ADD COLUMN {_quoted(KEPT_AT)} {kind}")
 
 
 def _postgres_indexes(tables: Tables) -> None:
@@ -127,6 +153,7 @@ def create_schema(connection: sa.Connection, tables: Tables) -> None:
         if tables.options.schema:
             connection.execute(sa.schema.CreateSchema(tables.options.schema, if_not_exists=True))
     tables.metadata.create_all(connection, checkfirst=True)
+    _migrate(connection, tables)
     # create_all skips the indexes of a table that already exists: add missing ones.
     for table in (tables.entities, tables.observations, tables.relations):
         for index in table.indexes:

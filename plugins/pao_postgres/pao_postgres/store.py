@@ -11,6 +11,7 @@ import attrs
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from pao_core.contracts import MAX_OBSERVATION_CHARS
 from pao_core.models import MemoryItem, Provenance, Remembered
 from pao_postgres import engine as engines
 from pao_postgres.engine import LongtermError, transaction
@@ -19,7 +20,7 @@ from pao_postgres.mcpfile import EntityLine, MemoryFile, RelationLine
 from pao_postgres.options import LongtermOptions
 from pao_postgres.provenance import same_observation, with_provenance
 from pao_postgres.retrieval import search
-from pao_postgres.schema import Tables, build_tables, create_schema
+from pao_postgres.schema import KEPT_AT, Tables, build_tables, create_schema, is_current
 
 
 @attrs.frozen
@@ -175,8 +176,14 @@ class LongtermStore:
 
     def remember(self, entity: str, text: str, provenance: Provenance, deadline: float | None = None) -> Remembered:
         """Append ``text`` to ``entity`` with its provenance, unless the entity already has
-        that observation (same words, case and spacing aside): then return that one."""
+        that observation (same words, case and spacing aside): then return that one.
+
+        Stamped by this store's clock, never the caller's; refused past ``agent_facts_per_session``
+        new facts of the session, or past ``MAX_OBSERVATION_CHARS``."""
+        if len(text) > MAX_OBSERVATION_CHARS:
+            raise LongtermError(f"the observation has {len(text):,} characters; at most {MAX_OBSERVATION_CHARS:,} are stored")
         obs, prov = self.tables.observations, self.tables.provenance
+        provenance = attrs.evolve(provenance, recorded_at=dt.datetime.now(dt.timezone.utc))
         with self._write(deadline) as connection:
             entity_id, kind = self._entity_for_append(connection, entity, "")
             wanted = same_observation(text)
@@ -188,6 +195,7 @@ class LongtermStore:
                     earlier = connection.execute(sa.select(prov).where(prov.c.observation_id == row.id)).first()
                     item = make_item(entity, kind, row.content, row.position, row.created_at, 0.0)
                     return Remembered(with_provenance(item, earlier), created=False)
+            self._check_session_cap(connection, provenance)
             observation_id, position = self._append(connection, entity_id, text, provenance.recorded_at)
             connection.execute(
                 sa.insert(prov),
@@ -201,14 +209,30 @@ class LongtermStore:
         item = make_item(entity, kind, text, position, provenance.recorded_at, 0.0)
         return Remembered(with_provenance(item, provenance), created=True)
 
+    def _check_session_cap(self, connection: sa.Connection, provenance: Provenance) -> None:
+        """Refuse one more fact from a session that wrote its share (serialised per session on a server)."""
+        prov, cap = self.tables.provenance, self.options.agent_facts_per_session
+        if not self.is_sqlite:  # SQLite's write lock already serialises writers
+            key = repr(("pao-remember", provenance.agent, provenance.session_id))
+            connection.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(key))))
+        session = prov.c.session_id == provenance.session_id if provenance.session_id else prov.c.session_id.is_(None)
+        written = connection.execute(
+            sa.select(sa.func.count()).where(prov.c.agent == provenance.agent, session, prov.c[KEPT_AT].is_(None))
+        ).scalar_one()
+        if written >= cap:
+            raise LongtermError(
+                f"this session already stored {written} facts, the most one session may "
+                f"([backends.longterm] agent_facts_per_session = {cap}); the user can keep or forget them "
+                "with `pao memory review`. Tell the user what else is worth keeping instead."
+            )
+
     def _entity_for_append(self, connection: sa.Connection, entity: str, entity_type: str) -> tuple[int, str]:
         """The entity's id (created when new) and type, locked against concurrent appends."""
         entities = self.tables.entities
         if not self._schema_ready:
             # Once per process, and DDL only when pao's newest table is missing: DDL on a store
             # in use would take table locks against other agents' writes.
-            provenance = self.tables.provenance
-            if not sa.inspect(connection).has_table(provenance.name, schema=provenance.schema):
+            if not is_current(connection, self.tables):
                 create_schema(connection, self.tables)
             self._schema_ready = True
         ids, _ = self._ensure_entities(connection, [entity], {entity: entity_type})

@@ -42,3 +42,14 @@ class Longterm:
         code, out, err = self.pao(*argv, "--json")
         assert code == 0, err
         return json.loads(out)
+
+
+def longterm_backend():  # type: ignore[no-untyped-def]
+    """The configured longterm store as pao's plugins make it: a ``WritableMemory``."""
+    from pao_core.config import load_config
+    from pao_core.contracts import MemoryBackend, writable
+    from pao_core.plugins import get_plugins
+
+    (backend,) = [b for b in writable(get_plugins().memory_backends(load_config())) if b.name == "longterm"]
+    assert isinstance(backend, MemoryBackend)
+    return backend

@@ -8,31 +8,22 @@ import sqlite3
 import threading
 import time
 
-from pao_core.config import load_config
-from pao_core.contracts import MemoryBackend, WritableMemory, writable
 from pao_core.models import Provenance
-from pao_core.plugins import get_plugins
 
-from longterm_helpers import Longterm
+from longterm_helpers import Longterm, longterm_backend
 
 WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
-
-
-def longterm_backend() -> WritableMemory:
-    backends = get_plugins().memory_backends(load_config())
-    (backend,) = [b for b in writable(backends) if b.name == "longterm"]
-    assert isinstance(backend, MemoryBackend)
-    return backend
 
 
 def test_remember_keeps_provenance_and_stores_a_repeat_once(longterm: Longterm) -> None:
     backend = longterm_backend()
     provenance = Provenance("api-2", "5f0c2a9e-1111-2222-3333-444455556666", WHEN)
+    before = dt.datetime.now(dt.timezone.utc)
     first = backend.remember("driftnote", "notarize.sh must sign the XPC services inside-out", provenance, time.monotonic() + 10)
     assert first.created and first.item.id == "obs:driftnote#0" and first.item.backend == "longterm"
-    assert first.item.meta["provenance"] == {
-        "agent": "api-2", "session_id": provenance.session_id, "recorded_at": WHEN.isoformat()
-    }
+    recorded = dt.datetime.fromisoformat(first.item.meta["provenance"].pop("recorded_at"))
+    assert before <= recorded <= dt.datetime.now(dt.timezone.utc)  # the store's clock, not the caller's WHEN
+    assert first.item.meta["provenance"] == {"agent": "api-2", "session_id": provenance.session_id, "kept_at": None}
     later = Provenance("web", None, WHEN + dt.timedelta(days=1))
     again = backend.remember("driftnote", "  Notarize.sh must sign the XPC   services inside-out ", later, time.monotonic() + 10)
     assert not again.created and again.item.id == "obs:driftnote#0"
@@ -42,7 +33,7 @@ def test_remember_keeps_provenance_and_stores_a_repeat_once(longterm: Longterm) 
 
     other = backend.remember("driftnote", "the DMG is signed after notarization", later, time.monotonic() + 10)
     assert other.created and other.item.id == "obs:driftnote#1"
-    assert other.item.meta["provenance"] == {"agent": "web", "session_id": None, "recorded_at": later.recorded_at.isoformat()}
+    assert {key: other.item.meta["provenance"][key] for key in ("agent", "session_id")} == {"agent": "web", "session_id": None}
 
 
 def test_next_briefing_shows_the_fact_with_its_provenance(longterm: Longterm) -> None:
@@ -54,9 +45,10 @@ def test_next_briefing_shows_the_fact_with_its_provenance(longterm: Longterm) ->
     briefing = longterm.pao_json("brief", "why does driftnote notarize.sh fail on the XPC services")
     item = next(i for i in briefing["items"] if i["id"] == "obs:driftnote#1")
     assert item["meta"]["provenance"]["agent"] == "api-2"
-    assert "remembered by agent api-2, session 5f0c2a9e, 2026-11-30" in briefing["markdown"]
+    today = dt.date.today().isoformat()  # pao's clock at write time
+    assert f"remembered by agent api-2, session 5f0c2a9e, {today}" in briefing["markdown"]
     line = next(line for line in briefing["markdown"].splitlines() if "inside-out" in line)
-    assert line.startswith("> - (remembered by agent api-2, session 5f0c2a9e, 2026-11-30)"), line
+    assert line.startswith(f"> - (remembered by agent api-2, session 5f0c2a9e, {today})"), line
     assert "remembered by" not in next(line for line in briefing["markdown"].splitlines() if "are unsigned" in line)
 
 
