@@ -218,7 +218,7 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
         print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0
     for rank, item in enumerate(items, start=1):
-        print(f"{rank:2}. [{item.score:.3f}] {item.id}: {item.text}")
+        print(f"{rank:2}. [{item.score:.3f}] {strip_controls(item.id)}: {item.text}")  # an id holds an entity name
     return 0
 
 
