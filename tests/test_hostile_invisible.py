@@ -100,8 +100,9 @@ def test_mcp_search_and_remember_show_and_store_none(hidden_memory: Path) -> Non
     assert shows_none(remembered["text"]) and "ledger closes at midnight" in remembered["text"]
     export = hidden_memory.parent / "export.jsonl"
     pao("memory", "export", str(export))
-    stored = export.read_text(encoding="utf-8")
-    assert "rostra ledger" in stored and "ledger closes at midnight UTC" in stored and shows_none(stored)
+    entities = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+    ledger = next(entity for entity in entities if entity["name"] == "rostra ledger")
+    assert ledger["observations"] == ["ledger closes at midnight UTC"]  # the entity's and the fact's stripped
 
 
 def test_list_and_status_show_none_of_an_agent_record(isolated_home: Path) -> None:
