@@ -201,9 +201,11 @@ class Box:
 
 
 @contextlib.contextmanager
-def two_machines(tmp_path: Path, claude: Path | None, environment: Mapping[str, str]) -> Iterator[Box]:
-    """A loopback sshd with its account and runtime (``claude``: the CLI there), and a local pao in ``tmp_path``."""
-    server = LoopbackSshd.start()
+def two_machines(tmp_path: Path, claude: Path | None, environment: Mapping[str, str], *,
+                 shell: str = "/bin/sh") -> Iterator[Box]:
+    """A loopback sshd with its account (``shell``: its login shell) and runtime (``claude``: the CLI there), and
+    a local pao in ``tmp_path``."""
+    server = LoopbackSshd.start(shell=shell)
     try:
         runtime = remote_runtime(server, claude)
         socket = f"pao-remote-{uuid.uuid4().hex[:8]}"
