@@ -35,19 +35,6 @@ HOSTILE = [
 """Words each shell would read differently; ``PWNED-*``: a file that exists only if a word ran."""
 
 
-def _executable(path: Path, text: str, box: Box) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
-    path.chmod(0o755)
-    box.sshd.give(path.parent)
-
-
-def _remote_pao_command(box: Box, command: str) -> None:
-    """``[machines.box] pao = COMMAND`` in the local configuration."""
-    config = box.local / "config.toml"
-    config.write_text(config.read_text().replace(f'pao = "{" ".join(box.runtime.pao)}"', f'pao = "{command}"'))
-
-
 @pytest.fixture(params=SHELLS)
 def shell_box(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Box]:
     """The second machine, its account logging in with one shell; its pao command ``~/bin/pao`` (from its HOME)."""
@@ -57,8 +44,8 @@ def shell_box(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Box]:
     assert shell, f"{request.param} is not installed (scripts/setup --test installs it)"
     with two_machines(tmp_path, None, {}, shell=shell) as box:
         assert box.sshd.run_remote(["getent", "passwd", box.sshd.user]).stdout.strip().endswith(f":{shell}")
-        _executable(box.sshd.home / "bin" / "pao", f'#!/bin/sh\nexec {" ".join(box.runtime.pao)} "$@"\n', box)
-        _remote_pao_command(box, "~/bin/pao")
+        box.remote_script("bin/pao", f'#!/bin/sh\nexec {" ".join(box.runtime.pao)} "$@"\n')
+        box.use_remote_pao("~/bin/pao")
         yield box
 
 
@@ -118,8 +105,8 @@ run()
 
 
 def test_a_remote_pao_too_old_to_decode_words_says_so_in_one_line(box: Box) -> None:
-    _executable(box.sshd.home / "bin" / "oldpao", OLD_PAO.format(python=box.runtime.python), box)
-    _remote_pao_command(box, "~/bin/oldpao")
+    box.remote_script("bin/oldpao", OLD_PAO.format(python=box.runtime.python))
+    box.use_remote_pao("~/bin/oldpao")
     box.remote_folder("api")
     done = box.pao("spawn", "fix the parser's tests", "--on", "box", "--folder", "~/api", check=False)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == (
