@@ -69,12 +69,14 @@ class LoopbackSshd:
     # -- starting --------------------------------------------------------------------
 
     @classmethod
-    def start(cls, *, environment: Mapping[str, str] | None = None) -> LoopbackSshd:
+    def start(cls, *, environment: Mapping[str, str] | None = None, shell: str = "/bin/sh") -> LoopbackSshd:
+        """``shell``: the remote account's login shell, which runs every command ssh sends (as root only:
+        otherwise the account is the caller's, with the caller's shell)."""
         if not os.access(SSHD, os.X_OK):
             raise SshdError(f"{SSHD} not found: install openssh-server (scripts/setup --test does)")
         root = Path(tempfile.mkdtemp(prefix="pao-sshd-"))
         root.chmod(0o711)  # the remote account reaches its HOME below; nothing here is listable
-        account = _make_account(root / "home")
+        account = _make_account(root / "home", shell)
         server = cls(root, free_port(), account, environment=dict(environment or {}))
         try:
             server._keys()
@@ -244,14 +246,15 @@ def _keygen(path: Path) -> None:
                    check=True, capture_output=True)
 
 
-def _make_account(home: Path) -> Account:
-    """As root: a new unprivileged account whose HOME is ``home``; otherwise the caller with ``home``."""
+def _make_account(home: Path, shell: str) -> Account:
+    """As root: a new unprivileged account whose HOME is ``home`` and login shell ``shell``; otherwise the caller
+    with ``home``."""
     if os.geteuid() != 0:
         home.mkdir(mode=0o700)
         return Account(pwd.getpwuid(os.getuid()).pw_name, os.getuid(), os.getgid(), home, created=False)
     name = f"pao-ssh-{uuid.uuid4().hex[:8]}"
     # '*': no password, yet not "locked" ('!'), which sshd refuses even for key logins without PAM.
-    subprocess.run(["useradd", "--home-dir", str(home), "--create-home", "--shell", "/bin/sh", "--user-group",
+    subprocess.run(["useradd", "--home-dir", str(home), "--create-home", "--shell", shell, "--user-group",
                     "--password", "*", "--comment", "pao test machine", name], check=True, capture_output=True)
     entry = pwd.getpwnam(name)
     home.chmod(0o700)

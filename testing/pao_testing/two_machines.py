@@ -193,6 +193,20 @@ class Box:
         """Run ``pao ARGS`` directly as the remote user (to look at that machine's own state)."""
         return self.sshd.run_remote([*self.runtime.pao, *args])
 
+    def remote_script(self, relative: str, text: str) -> Path:
+        """An executable file at ``relative`` under the remote HOME, the remote user's."""
+        path = self.sshd.home / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o755)
+        self.sshd.give(path.parent)
+        return path
+
+    def use_remote_pao(self, command: str) -> None:
+        """``pao = COMMAND`` in this side's ``[machines.box]``: say ``~/bin/pao``, a :meth:`remote_script`."""
+        config = self.local / "config.toml"
+        config.write_text(config.read_text().replace(f'pao = "{" ".join(self.runtime.pao)}"', f'pao = "{command}"'))
+
     def remote_folder(self, name: str) -> Path:
         folder = self.sshd.home / name
         folder.mkdir()
@@ -201,9 +215,11 @@ class Box:
 
 
 @contextlib.contextmanager
-def two_machines(tmp_path: Path, claude: Path | None, environment: Mapping[str, str]) -> Iterator[Box]:
-    """A loopback sshd with its account and runtime (``claude``: the CLI there), and a local pao in ``tmp_path``."""
-    server = LoopbackSshd.start()
+def two_machines(tmp_path: Path, claude: Path | None, environment: Mapping[str, str], *,
+                 shell: str = "/bin/sh") -> Iterator[Box]:
+    """A loopback sshd with its account (``shell``: its login shell) and runtime (``claude``: the CLI there), and
+    a local pao in ``tmp_path``."""
+    server = LoopbackSshd.start(shell=shell)
     try:
         runtime = remote_runtime(server, claude)
         socket = f"pao-remote-{uuid.uuid4().hex[:8]}"

@@ -90,18 +90,46 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     here = commands.add_parser("here", help="run a pao command on this machine only (what other machines call)")
     here.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     here.set_defaults(func=run_here_command)
+    encoded = commands.add_parser("run", help="run a pao command on this machine only, its words encoded (what "
+                                  "other machines call when a login shell could change a word)")
+    encoded.add_argument("words", metavar="WORDS", help="base64url of the command's words, NUL-joined")
+    encoded.set_defaults(func=run_encoded_command)
+    echo = commands.add_parser("echo", help="print WORDS as they arrived, as JSON (machine check sends words)")
+    echo.add_argument("words", nargs=argparse.REMAINDER, metavar="-- WORD ...")
+    echo.set_defaults(func=run_echo)
+
+
+def _after_dashes(words: list[str]) -> list[str]:
+    return words[1:] if words[:1] == ["--"] else words
 
 
 def run_here_command(args: argparse.Namespace, config: PaoConfig) -> int:
     """``pao machine here -- ARGV``: run a pao command on this machine only (what other machines call)."""
+    return _run_here(_after_dashes(args.argv))
+
+
+def run_encoded_command(args: argparse.Namespace, config: PaoConfig) -> int:
+    """``pao machine run -- WORDS``: ``pao machine here`` for a command line no shell has read."""
+    from pao_machines.words import decode  # only this command needs it
+
+    return _run_here(decode(args.words))
+
+
+def _run_here(argv: list[str]) -> int:
     global _here_only
     from pao_core.cli import main  # the command line itself, run again in this process
 
-    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not argv or argv[:2] == ["machine", "here"]:
+    if not argv or argv[0] == "machine" and len(argv) > 1 and argv[1] in ("here", "run"):
         raise ValidationError("pao machine here -- COMMAND ...: name a pao command to run on this machine")
     _here_only = True
     return main(argv)
+
+
+def run_echo(args: argparse.Namespace, config: PaoConfig) -> int:
+    import json  # not needed until this runs: start-up stays light
+
+    print(json.dumps({"words": _after_dashes(args.words)}))  # ASCII: whatever this machine's locale
+    return 0
 
 
 def run_check(args: argparse.Namespace, config: PaoConfig) -> int:

@@ -2,7 +2,9 @@
 
 The remote pao always runs as ``pao machine here -- COMMAND ... --json``: ``here`` stops
 it from routing anything further (no machine ever calls back), and ``--json`` is what
-this side reads.
+this side reads. When any of those words is one a login shell could change (a topic's
+spaces, quotes, ``!``...), the whole command line goes as one encoded word instead,
+``pao machine run -- WORDS`` (:mod:`pao_machines.words`), which the remote pao decodes.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pao_machines.ssh import RemoteFailed, Ssh
 from pao_machines.targets import Machine, resolve
+from pao_machines.words import encode, neutral
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import AgentRecord
 
+RUN = "run"
+"""``pao machine run``: the remote pao's command line, encoded (older pao's do not have it)."""
 COMMAND_TIME = 120.0
 """Seconds a routed command may take once connected (a send confirms on the agent's screen)."""
 
@@ -37,8 +42,17 @@ def shared_registry(config: PaoConfig) -> bool:
 
 
 def remote_pao(machine: Machine, *argv: str) -> list[str]:
-    """The words that run ``pao machine here -- ARGV`` on ``machine``."""
-    return [*shlex.split(machine.options.pao), "machine", "here", "--", *argv]
+    """The words that run ``pao ARGV`` on ``machine`` only: as they are where every login shell reads them as
+    themselves (a pao of any version takes them), else encoded, for ``pao machine run``."""
+    program = shlex.split(machine.options.pao)
+    if all(neutral(word) for word in argv):
+        return [*program, "machine", "here", "--", *argv]
+    return [*program, "machine", RUN, "--", encode(argv)]
+
+
+def pao_words(command: str, *positionals: str, options: Sequence[str] = ()) -> list[str]:
+    """``COMMAND OPTIONS -- POSITIONALS``: a topic, a text or a name that starts with ``-`` stays a value."""
+    return [command, *options, "--", *positionals]
 
 
 def call(config: PaoConfig, machine: Machine, argv: Sequence[str], *, timeout: float,
@@ -63,6 +77,9 @@ def remote_error(machine: Machine, stderr: str, code: int) -> RemoteFailed:
     if code == 127 or "not found" in line and "pao" in line.split(":")[0:2]:
         error = RemoteFailed(f"machine {machine.name}: pao is not installed there (or not at "
                              f"{machine.options.pao!r}; set pao = \"...\" in [machines.{machine.name}])")
+    elif code == 2 and f"invalid choice: '{RUN}'" in line:
+        error = RemoteFailed(f"machine {machine.name}: its pao is too old for words a shell would change (it has no "
+                             f"'pao machine {RUN}'): upgrade pao there; nothing was run")
     else:
         error = RemoteFailed(f"on {machine.name}: {line.removeprefix('pao: ') or f'pao exited with {code}'}")
     error.exit_code = code if 0 < code < 126 else 1  # type: ignore[misc]

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pao_agents.lifecycle import Agents
 from pao_core.errors import PaoError
 from pao_core.output import print_json
-from pao_machines.remote import COMMAND_TIME, call, machine_for, remote_pao, runs_here, shared_registry
+from pao_machines.remote import (COMMAND_TIME, call, machine_for, pao_words, remote_pao, runs_here,
+                                 shared_registry)
 from pao_machines.ssh import MachineRefused, MachineUnreachable, RemoteFailed, Ssh
 from pao_machines.targets import Machine
 
@@ -47,16 +48,15 @@ def _registry(config: PaoConfig) -> Any:
 
 
 def _remote_args(args: argparse.Namespace) -> list[str]:
-    words = [args.command, args.name]
-    if args.command == "send":
-        words.append(args.text)
+    options = ["--json"]
     if args.command == "status" and args.screen:
-        words.append("--screen")
+        options.append("--screen")
     if args.command == "kill" and args.clean:
-        words.append("--clean")
+        options.append("--clean")
     if args.command == "resume" and args.timeout:
-        words += ["--timeout", f"{args.timeout:g}"]
-    return [*words, "--json"]
+        options += ["--timeout", f"{args.timeout:g}"]
+    positionals = [args.name, args.text] if args.command == "send" else [args.name]
+    return pao_words(args.command, *positionals, options=options)
 
 
 def agent_command(args: argparse.Namespace, config: PaoConfig, record: AgentRecord) -> int:
@@ -102,7 +102,7 @@ def keep_in_step(registry: Any, record: AgentRecord, agent: dict[str, Any]) -> N
 
 def attach(config: PaoConfig, machine: Machine, record: AgentRecord) -> int:
     """``pao attach`` on a remote agent: its machine's ``pao attach`` in this terminal (``ssh -t``)."""
-    return Ssh(config.home).run_in_terminal(machine, remote_pao(machine, "attach", record.name))
+    return Ssh(config.home).run_in_terminal(machine, remote_pao(machine, *pao_words("attach", record.name)))
 
 
 def broadcast(args: argparse.Namespace, config: PaoConfig) -> int | None:
@@ -122,7 +122,8 @@ def broadcast(args: argparse.Namespace, config: PaoConfig) -> int | None:
             if runs_here(record, config):
                 agents.send(record.name, args.text)
             else:
-                call(config, machine_for(config, record), ["send", record.name, args.text, "--json"], timeout=COMMAND_TIME)
+                words = pao_words("send", record.name, args.text, options=["--json"])
+                call(config, machine_for(config, record), words, timeout=COMMAND_TIME)
         except PaoError as exc:
             return str(exc)
         return None

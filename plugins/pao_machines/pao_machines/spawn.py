@@ -27,7 +27,7 @@ from pao_core.errors import PaoError, ValidationError
 from pao_core.gather import brief
 from pao_core.output import print_json
 from pao_core.topic import check_topic, reject_control
-from pao_machines.remote import COMMAND_TIME, call, shared_registry
+from pao_machines.remote import COMMAND_TIME, call, pao_words, shared_registry
 from pao_machines.targets import Machine, resolve
 
 if TYPE_CHECKING:
@@ -101,21 +101,21 @@ def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
 
 
 def _remote_spawn_args(args: argparse.Namespace, name: str | None, folder: str, host: str, timeout: float) -> list[str]:
-    words = ["spawn", args.topic, "--folder", folder, "--host", host, "--timeout", f"{timeout:g}",
-             "--briefing-stdin", "--json"]
+    # --option=VALUE: a value that starts with '-' stays the option's value
+    options = [f"--folder={folder}", f"--host={host}", f"--timeout={timeout:g}", "--briefing-stdin", "--json"]
     if name is not None:
-        words += ["--name", name]
+        options.append(f"--name={name}")
     if args.terminal:
-        words += ["--terminal", args.terminal]
+        options.append(f"--terminal={args.terminal}")
     if args.no_nudge:
-        words.append("--no-nudge")
+        options.append("--no-nudge")
     if args.permission_mode:
-        words += ["--permission-mode", args.permission_mode]
+        options.append(f"--permission-mode={args.permission_mode}")
     if args.no_mcp:
-        words.append("--no-mcp")
+        options.append("--no-mcp")
     if getattr(args, "let_cli_ask", False):  # the remote pao decides trust on the remote user's files
-        words.append("--let-cli-ask")
-    return words
+        options.append("--let-cli-ask")
+    return pao_words("spawn", args.topic, options=options)
 
 
 def _record_remote(registry: Any, record: AgentRecord, machine: Machine, data: dict[str, Any]) -> AgentRecord:

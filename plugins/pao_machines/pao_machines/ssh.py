@@ -1,7 +1,9 @@
 """The transport: the system's OpenSSH client, multiplexed, never asking, never trusting a new host key.
 
 Every command runs as ``ssh [options] -- HOST 'pao ...'`` (an argv list, no local
-shell; the remote words are quoted for the remote shell, which joins them). Options:
+shell). ssh hands its remote words to the remote user's login shell as one string, so
+:func:`pao_machines.words.remote_command` builds it of words every login shell reads as
+themselves (the remote pao's own words travel encoded: :mod:`pao_machines.words`). Options:
 
 - ``BatchMode=yes``: no password or passphrase prompt, ever (a spawn cannot hang on one);
 - ``StrictHostKeyChecking=yes``: an unknown or changed host key is a refusal that says
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 import stat
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import attrs
 from pao_core.errors import PaoError
 
 from pao_machines.targets import Machine
+from pao_machines.words import remote_command
 
 CONTROL_PERSIST = 300
 """Seconds an idle multiplexed connection stays open."""
@@ -159,17 +161,6 @@ class Ssh:
         argv = self.argv(machine, [], connect_timeout=1)
         argv[-3:] = ["-O", "exit", "--", machine.options.host.strip("[]")]
         subprocess.run(argv, capture_output=True, timeout=10, env=dict(self.environ))
-
-
-def remote_command(words: Sequence[str]) -> str:
-    """The words as one command for the remote shell: each quoted, a leading ``~/`` left to the shell."""
-    quoted = []
-    for index, word in enumerate(words):
-        if index == 0 and word.startswith("~/"):
-            quoted.append("~/" + shlex.quote(word[2:]))
-        else:
-            quoted.append(shlex.quote(word))
-    return " ".join(quoted)
 
 
 def transport_error(machine: Machine, stderr: str) -> PaoError:

@@ -22,6 +22,8 @@ import attrs
 
 from pao_core.errors import ValidationError
 
+from pao_machines.words import program_word
+
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
 
@@ -60,6 +62,10 @@ def _pao(instance: object, attribute: attrs.Attribute, value: str) -> None:
         raise ValueError(f"{attribute.name}: {exc}") from None
     if not words or any(ord(c) < 32 for c in value):
         raise ValueError(f"{attribute.name}: must name the pao command on that machine")
+    odd = next((word for index, word in enumerate(words) if not program_word(word, index == 0)), None)
+    if odd is not None:  # the remote login shell runs these words, and no quoting reads alike in every shell
+        raise ValueError(f"{attribute.name}: {odd!r}: the pao command's words are letters, digits and _./:@%+,=- "
+                         f"(the first may start with ~/, that machine's HOME)")
 
 
 @attrs.frozen
@@ -72,7 +78,8 @@ class MachineOptions:
     identity_file: str | None = None
     """A private key for this machine (``ssh -i``); default: the user's ssh agent and keys."""
     pao: str = attrs.field(default="pao", validator=_pao)
-    """The pao command there (words, as a shell would split them); ``~/`` is the remote HOME."""
+    """The pao command there (words, as a shell would split them, each of letters, digits and ``_./:@%+,=-``);
+    a leading ``~/`` is the remote HOME."""
     deadline: float = attrs.field(default=DEFAULT_DEADLINE, validator=_deadline)
     ssh_config: str | None = None
     """An ``ssh_config`` file for this machine (``ssh -F``); default: the user's own."""

@@ -15,6 +15,8 @@ import uuid
 
 import pytest
 
+from pao_machines.words import decode
+
 from pao_testing.anthropic_stub import AnthropicStub
 
 from pao_testing.two_machines import Box
@@ -34,13 +36,15 @@ def _agents(box: Box) -> dict[str, dict]:
 
 def _logged_pao(box: Box) -> None:
     """The remote pao behind a wrapper under the remote HOME that logs its arguments (``~/`` in the config)."""
-    wrapper = box.sshd.home / "bin" / "pao"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "$HOME/pao-argv.log"\nexec {box.runtime.python} -m pao_core "$@"\n')
-    wrapper.chmod(0o755)
-    box.sshd.give(wrapper.parent)
-    text = (box.local / "config.toml").read_text().replace(f'pao = "{" ".join(box.runtime.pao)}"', 'pao = "~/bin/pao"')
-    (box.local / "config.toml").write_text(text)
+    box.remote_script("bin/pao", f'#!/bin/sh\nprintf "%s\\n" "$@" >> "$HOME/pao-argv.log"\n'
+                                 f'exec {box.runtime.python} -m pao_core "$@"\n')
+    box.use_remote_pao("~/bin/pao")
+
+
+def _logged_words(box: Box) -> list[list[str]]:
+    """Each remote pao's command line from the wrapper's log, the encoded ones (``machine run -- WORDS``) decoded."""
+    lines = (box.sshd.home / "pao-argv.log").read_text().splitlines()
+    return [decode(lines[at + 3]) for at in range(len(lines)) if lines[at:at + 3] == ["machine", "run", "--"]]
 
 
 def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
@@ -59,8 +63,9 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
     assert marker in _conversation_with(anthropic_stub, "count the widgets").text()
 
     # the briefing went on stdin: the remote pao's arguments carry the topic, never the memory
-    argv = (box.sshd.home / "pao-argv.log").read_text()
-    assert "count the widgets" in argv and marker not in argv
+    spawn_words = _logged_words(box)[0]
+    assert spawn_words[:2] == ["spawn", "--folder=~/shop"] and spawn_words[-2:] == ["--", "count the widgets"]
+    assert marker not in (box.sshd.home / "pao-argv.log").read_text() and marker not in str(spawn_words)
     # the session channel, trust and the agent's files are the remote user's own
     agent_dir = box.sshd.home / ".local" / "share" / "pao" / "agents" / "shop"
     assert agent_dir.stat().st_uid == box.sshd.account.uid and agent_dir.stat().st_mode & 0o777 == 0o700
@@ -73,8 +78,9 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
 
     agents = _agents(box)
     assert agents["shop"]["machine"] == "box" and agents["shop"]["observed"]["state"] in ("busy", "ready", "waiting")
-    assert box.pao("send", "shop", f"also check {said}").stderr.strip() == "pao: sent to shop on box"
-    _conversation_with(anthropic_stub, said)
+    text = f"-also check {said}: it's \"done\"! $HOME `id`"  # a leading dash, quotes, what shells expand
+    assert box.pao("send", "--", "shop", text).stderr.strip() == "pao: sent to shop on box"
+    assert text in _conversation_with(anthropic_stub, said).text()
     status = json.loads(box.pao("status", "shop", "--json").stdout)
     assert status["machine"] == "box" and status["target"] == spawned["target"]
 

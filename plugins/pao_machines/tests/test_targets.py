@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import shlex
+import re
 import shutil
 import stat
 import tempfile
@@ -14,8 +14,10 @@ import pytest
 from pao_core.config import load_config
 from pao_core.errors import ConfigError, PaoError, ValidationError
 
-from pao_machines.ssh import CONTROL_NAME, SOCKET_PATH_MAX, Ssh, remote_command
+from pao_machines.remote import remote_pao
+from pao_machines.ssh import CONTROL_NAME, SOCKET_PATH_MAX, Ssh
 from pao_machines.targets import resolve
+from pao_machines.words import decode, remote_command
 
 
 def _config(tmp_path: Path, text: str = ""):
@@ -57,17 +59,49 @@ def test_a_bad_machine_table_names_the_file_and_the_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("words", [
-    ["pao", "send", "api", "it's $(touch pwned); `id` && echo \"x\" > /tmp/y | cat"],
-    ["pao", "spawn", "fix *.py in ~/code", "--folder", "~/my project"],
-    ["pao", "send", "a", "line one\nline two\ttab"],
+    ["send", "--json", "--", "api", "it's $(touch pwned); `id` && echo \"x\" > /tmp/y | cat"],
+    ["spawn", "--folder=~/my project", "--json", "--", "fix *.py in ~/code\\"],
+    ["send", "--", "a", "line one\nline two\ttab ünï ✓"],
+    ["machine", "echo", "--", "", "-rf", "!!", "\udcff"],  # an empty word, a dash, history, undecodable bytes
 ])
-def test_remote_words_reach_the_remote_shell_as_the_same_words(words: list[str]) -> None:
-    assert shlex.split(remote_command(words)) == words
+def test_remote_words_reach_the_remote_pao_as_the_same_words_through_neutral_ones(tmp_path: Path,
+                                                                                  words: list[str]) -> None:
+    machine = resolve(_config(tmp_path, '[machines.b]\nhost = "b"\npao = "~/.local/bin/pao"\n'), "b")
+    sent = remote_pao(machine, *words)
+    command = remote_command(sent)
+    assert re.fullmatch(r"~/[A-Za-z0-9_./:@%+,= -]+", command), command
+    assert sent[:4] == ["~/.local/bin/pao", "machine", "run", "--"] and decode(sent[4]) == words
 
 
-def test_a_pao_command_under_the_remote_home_is_left_to_the_remote_shell() -> None:
+def test_plain_words_go_as_they_are_so_an_older_remote_pao_takes_them(tmp_path: Path) -> None:
+    machine = resolve(_config(tmp_path, '[machines.b]\nhost = "b"\npao = "/opt/py/bin/python3 -m pao_core"\n'), "b")
+    sent = remote_pao(machine, "status", "--json", "--", "api-2")
+    assert remote_command(sent) == "/opt/py/bin/python3 -m pao_core machine here -- status --json -- api-2"
+
+
+def test_only_the_pao_command_may_start_with_the_remote_home(tmp_path: Path) -> None:
     assert remote_command(["~/.local/bin/pao", "list"]) == "~/.local/bin/pao list"
-    assert remote_command(["~/my bin/pao"]) == "~/'my bin/pao'"
+    for words in (["pao", "~/x"], ["~/my bin/pao"], ["~user/pao"], ["~"], ["=pao"], ["pao", ""]):
+        with pytest.raises(ValidationError, match="cannot go to a remote shell as it is"):
+            remote_command(words)
+    for pao in ("'~/my bin/pao'", "'/my bin/pao'", "pao ~/x", "%pao", "pao $X"):
+        with pytest.raises(ConfigError, match="the pao command's words are letters, digits"):
+            resolve(_config(tmp_path, f'[machines.b]\nhost = "b"\npao = "{pao}"\n'), "b")
+
+
+def test_a_command_line_too_long_for_the_remote_shell_is_one_line(tmp_path: Path) -> None:
+    machine = resolve(_config(tmp_path, '[machines.b]\nhost = "b"\n'), "b")
+    with pytest.raises(ValidationError, match=r"too long: \d+ characters once encoded, at most 100000"):
+        remote_command(remote_pao(machine, "send", "--", "api", "it's " * 16_000))
+    with pytest.raises(ValidationError, match="NUL"):
+        remote_pao(machine, "send", "--", "api", "a\0b")
+
+
+@pytest.mark.parametrize("word", ["", "-", "a b", "W$", "Wy=", "A", "AAAAA", "~x"])
+def test_words_that_are_not_an_encoded_command_line_are_one_line(word: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        decode(word)
+    assert str(refused.value) == "machine run: WORDS is not a command line pao encoded (base64url)"
 
 
 def test_the_ssh_command_line_never_prompts_never_trusts_and_multiplexes(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from pao_core.config import load_config
 
+from pao_machines.remote import call
 from pao_machines.ssh import MachineRefused, MachineUnreachable, Ssh
 from pao_machines.targets import resolve
 
@@ -36,9 +37,8 @@ def test_words_arrive_intact_and_one_handshake_serves_every_command(box: Box) ->
     config, machine = _machine(box)
     ssh = Ssh(config.home, environ=box.local_env)
     hostile = ["it's $(touch pwned); `id` && echo \"x\" > y | cat", "~/*", "line\nbreak"]
-    for _ in range(5):
-        answer = ssh.run(machine, ["printf", "%s|", *hostile], timeout=20)
-        assert answer.returncode == 0 and answer.stdout == "".join(f"{word}|" for word in hostile)
+    for _ in range(5):  # through the remote pao, encoded (tests/test_login_shells.py: under every login shell)
+        assert call(config, machine, ["machine", "echo", "--", *hostile], timeout=20) == {"words": hostile}
     whoami = ssh.run(machine, ["id", "-un"], timeout=20)
     assert whoami.stdout.strip() == box.sshd.user
     assert not (box.sshd.home / "pwned").exists()
