@@ -54,7 +54,9 @@ def test_trust_list_and_remove(pao: Pao) -> None:
     listed = pao("trust", "--list")[1].splitlines()
     assert listed == [f"{folder}\tpao trust", f"{other}\t[trust] folders",
                       "/\t[trust] folders\t(ignored: it is the whole file system)"]
-    assert pao("trust", "--remove", str(folder))[0] == 0
+    assert json.loads(pao("trust", "--list", "--json")[1])["folders"][-1] == {
+        "folder": "/", "source": "[trust] folders", "ignored": "it is the whole file system"}
+    assert json.loads(pao("trust", "--remove", str(folder), "--json")[1]) == {"action": "untrust", "folder": str(folder)}
     assert json.loads(stored.read_text()) == {"folders": []}
     code, _, err = pao("trust", "--remove", str(folder))
     assert code != 0 and "is not among the folders you trusted" in _one_line(err)
