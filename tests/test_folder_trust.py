@@ -54,7 +54,9 @@ def test_trust_list_and_remove(pao: Pao) -> None:
     listed = pao("trust", "--list")[1].splitlines()
     assert listed == [f"{folder}\tpao trust", f"{other}\t[trust] folders",
                       "/\t[trust] folders\t(ignored: it is the whole file system)"]
-    assert pao("trust", "--remove", str(folder))[0] == 0
+    assert json.loads(pao("trust", "--list", "--json")[1])["folders"][-1] == {
+        "folder": "/", "source": "[trust] folders", "ignored": "it is the whole file system"}
+    assert json.loads(pao("trust", "--remove", str(folder), "--json")[1]) == {"action": "untrust", "folder": str(folder)}
     assert json.loads(stored.read_text()) == {"folders": []}
     code, _, err = pao("trust", "--remove", str(folder))
     assert code != 0 and "is not among the folders you trusted" in _one_line(err)
@@ -152,15 +154,19 @@ class StateRecorder:
         self.changes.append((record.name, old_state, new_state))
 
 
-def test_let_cli_ask_leaves_the_dialog_to_the_user_and_says_so(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("how", ["option", "config"])
+def test_let_cli_ask_leaves_the_dialog_to_the_user_and_says_so(pao: Pao, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     from pao_core.plugins import get_plugins
 
     folder = _hostile(pao.folder("cloned"))
     monkeypatch.setenv("FAKE_AGENT_DIALOG", "1")  # the CLI's own trust dialog, since pao pre-seeded nothing
+    if how == "config":
+        _config(pao, "[trust]\nlet_cli_ask = true\n")
     recorder = StateRecorder()
     get_plugins().manager.register(recorder, name="state-recorder")
     try:
-        code, out, err = pao("spawn", "look around", "--folder", str(folder), "--let-cli-ask", "--json")
+        code, out, err = pao("spawn", "look around", "--folder", str(folder), "--json",
+                             *(["--let-cli-ask"] if how == "option" else []))
     finally:
         get_plugins().manager.unregister(recorder)
     assert code == 0, err

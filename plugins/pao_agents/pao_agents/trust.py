@@ -214,20 +214,29 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("folder", metavar="DIR", nargs="?", help="the folder to trust (and every folder below it)")
     parser.add_argument("--list", action="store_true", help="list the folders you trusted")
     parser.add_argument("--remove", action="store_true", help="take DIR off the list")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.set_defaults(func=run_trust)
 
 
 def run_trust(args: argparse.Namespace, config: PaoConfig) -> int:
-    import sys  # only this path needs it
+    import sys  # only this path needs it: start-up stays light
+
+    from pao_core.output import print_json  # only this path needs it: start-up stays light
 
     if args.list == bool(args.folder):
         raise ValidationError("give a folder (pao trust DIR, pao trust --remove DIR) or --list")
     if args.list:
-        for folder, source in trusted_folders(config):
-            print(f"{folder}\t{source}" + (f"\t(ignored: {refusal(folder)})" if refusal(folder) else ""))
+        rows = [{"folder": folder, "source": source, "ignored": refusal(folder)} for folder, source in trusted_folders(config)]
+        if args.json:
+            print_json({"folders": rows})
+        for row in [] if args.json else rows:
+            print(f"{row['folder']}\t{row['source']}" + (f"\t(ignored: {row['ignored']})" if row["ignored"] else ""))
         return 0
-    if args.remove:
-        print(f"pao: no longer trusted: {untrust(config, args.folder)}", file=sys.stderr)
-        return 0
-    print(f"pao: trusted {trust(config, args.folder)} (and the folders below it)", file=sys.stderr)
+    action = "untrust" if args.remove else "trust"
+    folder = untrust(config, args.folder) if args.remove else trust(config, args.folder)
+    if args.json:
+        print_json({"action": action, "folder": folder})
+    else:
+        done = "no longer trusted:" if args.remove else "trusted"
+        print(f"pao: {done} {folder}" + ("" if args.remove else " (and the folders below it)"), file=sys.stderr)
     return 0

@@ -113,7 +113,7 @@ def _remote_spawn_args(args: argparse.Namespace, name: str | None, folder: str, 
         options.append(f"--permission-mode={args.permission_mode}")
     if args.no_mcp:
         options.append("--no-mcp")
-    if getattr(args, "let_cli_ask", False):  # the remote pao decides trust on the remote user's files
+    if args.let_cli_ask:  # the remote pao decides trust, on the remote user's files and list
         options.append("--let-cli-ask")
     return pao_words("spawn", args.topic, options=options)
 
