@@ -173,3 +173,60 @@ def test_pao_s_git_runs_no_hook_monitor_or_filter_of_the_repository(isolated_hom
     remove_worktree(made)
     assert not Path(made["root"]).exists()
     assert fired(markers) == []
+
+
+# -- the event log ----------------------------------------------------------------------------------------------
+
+
+def _append(log: Path, event: dict) -> None:
+    """One event appended by pao's own hook command, as the CLI runs it."""
+    subprocess.run(["/bin/sh", "-c", agentdir.append_command(log)], input=json.dumps(event).encode(), check=True,
+                   timeout=30)
+
+
+def test_a_hook_event_of_a_megabyte_is_appended_as_its_name(tmp_path: Path) -> None:
+    log = tmp_path / agentdir.EVENTS
+    _append(log, {"session_id": "s", "hook_event_name": "SessionStart"})
+    _append(log, {"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "p" * 1_000_000})
+    _append(log, {"session_id": "s", "hook_event_name": "Stop"})
+    lines = log.read_text().splitlines()
+    assert max(map(len, lines)) < agentdir.EVENT_LIMIT
+    assert json.loads(lines[1])["event"] == {"hook_event_name": "UserPromptSubmit", "truncated": True}
+    events = agentdir.read_events(log)
+    assert [event["name"] for event in events] == ["SessionStart", "UserPromptSubmit", "Stop"]
+    assert agentdir.newest_state(events) == "ready"
+
+
+def test_a_megabyte_line_in_the_log_never_blanks_the_events_around_it(tmp_path: Path) -> None:
+    """A log an older pao (or anything else) wrote: a 1 MB line between normal events, then one at the end."""
+    log = tmp_path / agentdir.EVENTS
+
+    def line(name: str, at: int, prompt: str = "") -> str:
+        return json.dumps({"event": {"session_id": "s", "hook_event_name": name, "prompt": prompt}, "at": at}) + "\n"
+
+    log.write_text(line("SessionStart", 1) + line("UserPromptSubmit", 2, "x" * 1_000_000) + line("Stop", 3))
+    assert [(event["name"], event["at"]) for event in agentdir.read_events(log)] == [
+        ("SessionStart", 1.0), ("UserPromptSubmit", 2.0), ("Stop", 3.0)]
+    assert agentdir.session_receipt(agentdir.read_events(log), "s") == 1.0
+    with log.open("a") as handle:
+        handle.write(line("UserPromptSubmit", 4, "y" * 1_000_000))
+    events = agentdir.read_events(log)
+    assert [event["name"] for event in events] == ["SessionStart", "UserPromptSubmit", "Stop", "UserPromptSubmit"]
+    assert agentdir.newest_state(events) == "busy" and events[-1]["event"] == {"truncated": True}
+
+
+# -- disableAllHooks --------------------------------------------------------------------------------------------
+
+
+def test_a_folder_that_turns_hooks_off_is_found_and_a_fifo_there_never_hangs(tmp_path: Path) -> None:
+    from pao_hosts.claude_code import ClaudeCode
+
+    host = ClaudeCode(home=tmp_path / "home")
+    folder = tmp_path / "repo"
+    (folder / ".claude").mkdir(parents=True)
+    assert host.events_silenced(str(folder)) is None
+    os.mkfifo(folder / ".claude" / "settings.local.json")  # reading it would wait for a writer for ever
+    (folder / ".claude" / "settings.json").write_text('{"disableAllHooks": true}')
+    assert host.events_silenced(str(folder)) == f"{folder}/.claude/settings.json sets disableAllHooks"
+    (folder / ".claude" / "settings.json").write_text('{"disableAllHooks": "yes", "hooks": {}}')
+    assert host.events_silenced(str(folder)) is None
