@@ -19,13 +19,12 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from pao_hosts import claude_trust
 from pao_testing.anthropic_stub import AnthropicStub
-from pao_testing.claude_cli import REPO_ROOT, PrivateTmux
+from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostile import fired, hostile_folder
 from pao_testing.hostrun import until
 
@@ -33,15 +32,8 @@ pytestmark = pytest.mark.realcli
 
 
 @pytest.fixture
-def root() -> Iterator[Path]:
-    import shutil
-
-    path = REPO_ROOT / "build" / f"isolation-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True, mode=0o700)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def root(tmp_path: Path) -> Path:
+    return tmp_path
 
 
 @pytest.fixture

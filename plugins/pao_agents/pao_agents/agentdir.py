@@ -37,6 +37,8 @@ TAIL_BYTES = 64 * 1024
 """How much of the end of the event log is read for an agent's state."""
 LINE_LIMIT = 64 * 1024
 """A longer line of the log is not parsed: its name and time stand for it (:func:`read_events`)."""
+OVERSIZE_READ = 4096
+"""Bytes read of an over-long line (its start and its last 64 bytes)."""
 SCAN_LIMIT = 16 * 1024 * 1024
 """How far back from its end the log is scanned for whole lines."""
 EVENT_LIMIT = 16 * 1024
@@ -155,7 +157,7 @@ def _newest_events(handle: BinaryIO, tail_bytes: int) -> list[dict[str, Any]]:
     for start, end, line in _lines_backwards(handle, SCAN_LIMIT):
         if taken >= tail_bytes:
             break
-        taken += min(end - start, LINE_LIMIT) + 1
+        taken += (end - start if line is not None else OVERSIZE_READ) + 1  # what was read of it
         event = _parse_line(line) if line is not None else _oversize_event(handle, start, end)
         if event is not None:
             events.append(event)
@@ -188,7 +190,7 @@ def _lines_backwards(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, b
 def _oversize_event(handle: BinaryIO, start: int, end: int) -> dict[str, Any] | None:
     """An over-long line's event: its name (near the start of the CLI's JSON) and ``at`` (the line's end)."""
     handle.seek(start)
-    head = handle.read(4096)
+    head = handle.read(OVERSIZE_READ - 64)
     handle.seek(end - 64)
     name, at = _HOOK_NAME.search(head), _AT_TAIL.search(handle.read(64))
     if not name or not at:
