@@ -346,6 +346,11 @@ class HostAgent(abc.ABC):
         """each file the pre-seed edits, with why it cannot be edited (or ``None``). Default: none."""
         return []
 
+    def events_silenced(self, folder: str) -> str | None:
+        """why the CLI would not run pao's event hooks in ``folder`` (its settings turn hooks off), or ``None``.
+        pao then reads the agent's state from its screen. Default: ``None``."""
+        return None
+
     def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
         """how the CLI gets a session's MCP servers (``pao_session_mcp_servers``): flags ``command`` puts right
         after the executable (``request.mcp_args``), files pao writes owner-only into ``folder`` (the agent's

@@ -16,10 +16,11 @@ inside the event can never override it.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Mapping
 
 from pao_core.files import atomic_write, private_dir
 from pao_core.jsonbound import loads
@@ -34,6 +35,16 @@ EVENTS = "events.jsonl"
 BRIEFING = "briefing.md"
 TAIL_BYTES = 64 * 1024
 """How much of the end of the event log is read for an agent's state."""
+LINE_LIMIT = 64 * 1024
+"""A longer line of the log is not parsed: its name and time stand for it (:func:`read_events`)."""
+OVERSIZE_READ = 4096
+"""Bytes read of an over-long line (its start and its last 64 bytes)."""
+SCAN_LIMIT = 16 * 1024 * 1024
+"""How far back from its end the log is scanned for whole lines."""
+EVENT_LIMIT = 16 * 1024
+"""Characters of one event a hook appends whole; a longer one is appended as its name alone."""
+SYSTEM_PATH = "/usr/bin:/bin"
+"""Where a hook's ``sh`` finds ``tr``, ``grep``, ``head`` and ``date`` (Linux, macOS and the BSDs)."""
 
 STATE_OF_EVENT: Mapping[str, str | None] = {
     # Claude Code and Codex hooks
@@ -51,6 +62,8 @@ STATE_OF_EVENT: Mapping[str, str | None] = {
     "AfterAgent": "ready",
 }
 """What each CLI event says about the agent (``None``: nothing about busy or idle)."""
+_HOOK_NAME = re.compile(rb'^\{"event": ?\{[^{}]*?"hook_event_name": ?"([A-Za-z_-]{1,64})"')
+_AT_TAIL = re.compile(rb'\}, ?"at": ?([0-9]{1,12}(?:\.[0-9]{1,9})?)\}\r?$')
 
 
 def agent_dir(home: str | os.PathLike[str], name: str) -> Path:
@@ -101,10 +114,20 @@ def session_mcp(
 
 
 def append_command(log: Path, *, from_argument: bool = False) -> str:
-    """The ``sh`` command a CLI hook runs to append its event (stdin, or ``$1`` for Codex's notify) to ``log``."""
+    """The ``sh`` command a CLI hook runs to append its event (stdin, or ``$1`` for Codex's notify) to ``log``.
+
+    The CLI runs it in the agent's folder: it leaves for ``/`` and looks programs up in the system's own
+    folders only, so no ``tr`` or ``date`` of the folder (or of a relative ``PATH`` entry) runs. An event
+    over ``EVENT_LIMIT`` characters (a pasted prompt) is kept as its name alone (``"truncated": true``).
+    """
     source = "printf %s \"$1\" | tr -d '\\n\\r'" if from_argument else "tr -d '\\n\\r'"
+    name = "grep -o '\"hook_event_name\": *\"[A-Za-z_-]*\"' | head -n 1"
+    bound = (f'if [ ${{#e}} -gt {EVENT_LIMIT} ]; then n=$(printf %s "$e" | {name}); '
+             'e="{$n${n:+,}\\"truncated\\":true}"; fi')
     line = "'{\"event\":%s,\"at\":%s}\\n'"
-    return f'umask 077; e=$({source}); printf {line} "${{e:-null}}" "$(date +%s)" >> {shlex.quote(str(log))}'
+    target = shlex.quote(os.path.abspath(log))
+    return (f'umask 077; cd / || exit 0; PATH={SYSTEM_PATH}; e=$({source}); {bound}; '
+            f'printf {line} "${{e:-null}}" "$(date +%s)" >> {target}')
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -115,31 +138,77 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def read_events(log: Path, tail_bytes: int = TAIL_BYTES) -> list[dict[str, Any]]:
-    """The newest events of ``log`` (oldest first), each ``{"name", "at", "event"}``; malformed lines skipped."""
+    """The newest events of ``log`` (oldest first), each ``{"name", "at", "event"}``; malformed lines skipped.
+
+    Whole lines, newest first, until ``tail_bytes`` of them are read. A line over ``LINE_LIMIT`` bytes
+    (a hook event with a huge prompt, written by an older pao) is not parsed: its name and time, read
+    from its ends, stand for it, so the lines before it still count and its state is not lost.
+    """
     try:
         with log.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - tail_bytes))
-            data = handle.read()
+            return _newest_events(handle, tail_bytes)
     except OSError:
         return []
-    lines = data.split(b"\n")
-    if len(data) == tail_bytes and size > tail_bytes:
-        lines = lines[1:]  # the first line was cut by the tail
-    events = []
-    for line in lines:
-        try:
-            entry = loads(line, object_pairs_hook=_unique_keys)  # nested too deep: skipped, like bad JSON
-        except (ValueError, UnicodeDecodeError):
-            continue
-        event = entry.get("event") if isinstance(entry, dict) else None
-        at = entry.get("at") if isinstance(entry, dict) else None
-        if not isinstance(event, dict) or not isinstance(at, (int, float)):
-            continue
-        name = event.get("hook_event_name") or event.get("type")
-        if isinstance(name, str):
-            events.append({"name": name, "at": float(at), "event": event})
+
+
+def _newest_events(handle: BinaryIO, tail_bytes: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    taken = 0
+    for start, end, line in _lines_backwards(handle, SCAN_LIMIT):
+        if taken >= tail_bytes:
+            break
+        taken += (end - start if line is not None else OVERSIZE_READ) + 1  # what was read of it
+        event = _parse_line(line) if line is not None else _oversize_event(handle, start, end)
+        if event is not None:
+            events.append(event)
+    events.reverse()
     return events
+
+
+def _lines_backwards(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """``(start, end, text)`` of each line of ``handle``, the newest first, over at most ``limit`` bytes
+    from its end; ``text`` is ``None`` for a line over ``LINE_LIMIT`` bytes (never held whole)."""
+    size = end = position = handle.seek(0, os.SEEK_END)
+    rest = b""  # the end of the current line, read with the chunk after this one
+    while position > 0 and size - position < limit:
+        step = min(TAIL_BYTES, position)
+        position -= step
+        handle.seek(position)
+        chunk = handle.read(step)
+        cut, newline = len(chunk), chunk.rfind(b"\n")
+        while newline != -1:
+            start = position + newline + 1
+            if start < end:
+                yield start, end, chunk[newline + 1:cut] + rest if end - start <= LINE_LIMIT else None
+            rest, cut, end = b"", newline, position + newline
+            newline = chunk.rfind(b"\n", 0, newline)
+        rest = chunk[:cut] + rest if end - position <= LINE_LIMIT else b""
+    if position == 0 and end > 0:
+        yield 0, end, rest if end <= LINE_LIMIT else None
+
+
+def _oversize_event(handle: BinaryIO, start: int, end: int) -> dict[str, Any] | None:
+    """An over-long line's event: its name (near the start of the CLI's JSON) and ``at`` (the line's end)."""
+    handle.seek(start)
+    head = handle.read(OVERSIZE_READ - 64)
+    handle.seek(end - 64)
+    name, at = _HOOK_NAME.search(head), _AT_TAIL.search(handle.read(64))
+    if not name or not at:
+        return None
+    return {"name": name.group(1).decode(), "at": float(at.group(1)), "event": {"truncated": True}}
+
+
+def _parse_line(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = loads(line, object_pairs_hook=_unique_keys)  # nested too deep: skipped, like bad JSON
+    except (ValueError, UnicodeDecodeError):
+        return None
+    event = entry.get("event") if isinstance(entry, dict) else None
+    at = entry.get("at") if isinstance(entry, dict) else None
+    if not isinstance(event, dict) or not isinstance(at, (int, float)):
+        return None
+    name = event.get("hook_event_name") or event.get("type")
+    return {"name": name, "at": float(at), "event": event} if isinstance(name, str) else None
 
 
 def event_state(event: Mapping[str, Any]) -> str | None:

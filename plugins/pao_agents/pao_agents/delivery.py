@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pao_agents.safegit import git_binary, run_git
 from pao_core.contracts import BriefingDeliverer
 from pao_core.errors import PaoError
 from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, lock_for, private_dir, refuse_symlink, state_lock
@@ -180,15 +180,11 @@ def _check_folder(folder: Path) -> Path:
 
 def git_exclude_path(folder: Path) -> Path | None:
     """``info/exclude`` of the git repository whose work tree holds ``folder``, if any."""
-    git = shutil.which("git")
+    git = git_binary()
     if git is None:
         return None
     try:
-        result = subprocess.run(
-            [git, "-C", str(folder), "rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude"],
-            capture_output=True, text=True, timeout=10, check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
+        result = run_git(git, str(folder), "rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude", timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = result.stdout.splitlines()

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import os
 import shutil
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -183,7 +184,7 @@ def _deliver(
         plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
         return request, {
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
-            "agent_dir": str(folder), "events": channel.events,
+            "agent_dir": str(folder), "events": _event_channel(host_agent, request, channel),
         }
     from pao_agents.delivery import deliver  # loaded on use, not at start-up
 
@@ -192,6 +193,17 @@ def _deliver(
     done = deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block, plugins=plugins)
     wrote = {"briefing_file": str(done.briefing_path), "context_file": str(done.context_path), "context_created": created}
     return request, {"delivery": "file", **wrote}
+
+
+def _event_channel(host_agent: HostAgent, request: SpawnRequest, channel: Channels) -> str | None:
+    """The host's event channel, unless its settings keep pao's hooks from running: then the screen tells."""
+    silenced = host_agent.events_silenced(request.folder) if channel.events else None
+    if silenced:
+        from pao_core.sanitize import strip_controls  # only here: start-up stays light
+
+        print(f"pao: {strip_controls(silenced)}: {request.name}'s state comes from its screen", file=sys.stderr)
+        return None
+    return channel.events
 
 
 @attrs.frozen

@@ -8,21 +8,21 @@ branch stays, with whatever the agent committed.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from pao_agents.safegit import git_binary, run_git
 from pao_core.errors import PaoError, ValidationError
 
 BRANCH_PREFIX = "pao/"
 
 
 def _git(*args: str, cwd: str) -> subprocess.CompletedProcess[str]:
-    git = shutil.which("git")
+    """git without the repository's hooks, monitor, submodules or filters (``pao_agents.safegit``)."""
+    git = git_binary()
     if git is None:
         raise ValidationError("--worktree needs git on PATH")
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    return subprocess.run([git, "-C", cwd, *args], capture_output=True, text=True, timeout=60, check=False, env=env)
+    return run_git(git, cwd, *args)
 
 
 def _failed(done: subprocess.CompletedProcess[str]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
@@ -28,7 +29,7 @@ from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
 from pao_hosts import claude_trust
 from pao_hosts.claude_screens import ClaudeCodeScreens
-from pao_hosts.common import CliProfile, HostOptions
+from pao_hosts.common import CliProfile, HostOptions, read_settings
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -43,6 +44,8 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 """Versions whose screens and pre-seed facts pao was measured against (goldens in tests/data/screens)."""
 
 SETTINGS = "claude-settings.json"
+SETTINGS_LIMIT = 1024 * 1024
+"""A settings file larger than this is not read for ``disableAllHooks``."""
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Notification")
 """The events whose hooks append to the agent's event log (docs/hosts.md: what each one means for its state)."""
 
@@ -108,6 +111,21 @@ class ClaudeCode(CliProfile):
         hook = {"type": "command", "command": append_command(Path(request.agent_dir, EVENTS)), "timeout": 10}
         settings = {"hooks": {event: [{"hooks": [hook]}] for event in HOOK_EVENTS}}
         return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
+
+    def events_silenced(self, folder: str) -> str | None:
+        """The settings file that sets ``disableAllHooks: true`` (the folder's project settings, then the user's):
+        Claude Code then runs no hook at all, pao's included, and the screen tells pao the agent's state."""
+        places = [Path(folder, ".claude", name) for name in ("settings.local.json", "settings.json")]
+        for path in [*places, claude_trust.claude_settings_path(self.home)]:
+            try:  # a regular file of a sane size only: the folder's may be a FIFO, a device or huge
+                info = path.stat()
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size <= SETTINGS_LIMIT:
+                settings, _ = read_settings(path)
+                if isinstance(settings, dict) and settings.get("disableAllHooks") is True:
+                    return f"{path} sets disableAllHooks"
+        return None
 
     def resume_command(self, record: AgentRecord, mcp_args: Sequence[str] = ()) -> list[str]:
         """``claude --resume <session id>`` with the same flags; ``--continue`` (newest in the folder) if unknown."""

@@ -27,24 +27,39 @@ ENV_FILE = "pao-mcp-env.json"
 
 @hookimpl
 def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
-    """``pao``: this interpreter runs ``pao_core mcp`` for the agent (no need for ``pao`` on its PATH).
+    """``pao``: this interpreter runs ``pao mcp`` for the agent (no need for ``pao`` on its PATH), isolated
+    from the agent's folder (:func:`isolation_flags`, ``pao_mcp.__main__``).
 
     pao's own ``PAO_*`` variables (a store URL may hold a password) go to the server in
     a file of the agent's private folder, never on its command line or in the agent's
     environment.
     """
 
-    args = ["-m", "pao_core", "mcp", "--agent", request.name]
+    args = [*isolation_flags(), "-m", "pao_mcp", "--agent", request.name]
     if request.session_id:  # chosen by pao before the start; otherwise the server asks pao's registry
         args += ["--session-id", request.session_id]
-    env = {"PAO_HOME": str(config.home)}
+    env = {"PAO_HOME": os.path.abspath(config.home)}  # the server starts in the agent's folder, then leaves it
     if config.source:
-        env["PAO_CONFIG"] = str(config.source)
+        env["PAO_CONFIG"] = os.path.abspath(config.source)
     variables = {name: value for name, value in sorted(os.environ.items()) if name.startswith("PAO_") and name not in env}
     files = {ENV_FILE: json.dumps(variables, indent=2) + "\n"} if variables else {}
     if files:
-        args += ["--env-file", os.path.join(config.home, "agents", request.name, ENV_FILE)]
+        args += ["--env-file", os.path.join(env["PAO_HOME"], "agents", request.name, ENV_FILE)]
     return [McpServer(SERVER_NAME, sys.executable, tuple(args), env, files, TOOLS)]
+
+
+def isolation_flags() -> list[str]:
+    """``-I``: no ``PYTHON*`` variable, no user site folder, and neither the working directory (the agent's
+    folder) nor the script's on ``sys.path``. Where pao itself is installed in the user's site folder
+    (``pip install --user``), ``-E -P``: the same but that folder stays."""
+    import site  # only at spawn
+
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    here = [module.__file__ for name, module in list(sys.modules.items())
+            if name.partition(".")[0].startswith("pao_") and getattr(module, "__file__", None)]
+    if user_site and any(os.path.realpath(path).startswith(os.path.realpath(user_site) + os.sep) for path in here):
+        return ["-E", "-P"]
+    return ["-I"]
 
 
 @hookimpl
@@ -80,6 +95,7 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
     check_name(agent)
     if args.session_id:
         reject_control(args.session_id, "--session-id")
+    os.chdir("/")  # started by hand in a folder (docs/mcp.md): nothing the tools open comes from there
     serve(MemoryTools(config, get_plugins(), agent, args.session_id or None, args.remember_to))
     return 0
 

@@ -169,7 +169,7 @@ def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, 
         reset_plugins()
     (server,) = servers
     assert (server.name, server.command) == ("pao", sys.executable)
-    assert server.args[:5] == ("-m", "pao_core", "mcp", "--agent", "api-2")
+    assert server.args[:5] == ("-I", "-m", "pao_mcp", "--agent", "api-2")
     assert server.tools == ("search_memory", "remember", "memory_status")
     assert server.env == {"PAO_HOME": str(tmp_path / "pao"), "PAO_CONFIG": str(tmp_path / "config.toml")}
     assert "hunter2" not in json.dumps([*server.args, *server.env.values()])

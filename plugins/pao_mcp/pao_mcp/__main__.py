@@ -1,0 +1,16 @@
+"""``python -I -m pao_mcp ARGS``: ``pao mcp ARGS`` as a CLI starts it for a session (docs/mcp.md).
+
+The CLI starts the server in the agent's folder, which may be a cloned repository:
+``-I`` keeps that folder (and ``PYTHONPATH``, ``PYTHONSTARTUP``, the user's site
+folder) off the interpreter, and the first thing the server does is leave the folder,
+so nothing it opens by a relative name can come from there.
+"""
+
+import os
+import sys
+
+os.chdir("/")
+
+from pao_core.cli import main  # noqa: E402 - only once out of the agent's folder
+
+sys.exit(main(["mcp", *sys.argv[1:]]))
