@@ -40,7 +40,7 @@ from pao_core.files import open_no_follow
 from pao_postgres import filebatches
 from pao_postgres.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
 from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
-                                    read_rows, signature, sync_table)
+                                    observation_pairs, read_rows, signature, sync_table)
 from pao_postgres.mcpfile import ImportFileError, MemoryFile, merge, parse_memory
 
 if TYPE_CHECKING:
