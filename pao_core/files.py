@@ -92,14 +92,10 @@ class NotRegularFile(PaoError):
 
 
 def open_no_follow(path: str | os.PathLike[str], flags: int, *, follow: bool = False, owned: bool = True) -> int:
-    """An fd on ``path``, which must be a regular file: never through a symbolic link (``O_NOFOLLOW``,
-    unless ``follow``), never blocking on a FIFO (``O_NONBLOCK``), created 0600; ``owned``: and this user's.
-
-    Raises :class:`SymlinkRefused` or :class:`NotRegularFile` with one line; other errors as ``OSError``.
-    """
-    extra = os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    """An fd on the regular file ``path`` (created 0600), never through a link (unless ``follow``) nor
+    blocking on a FIFO; ``owned``: this user's. Else :class:`SymlinkRefused` or :class:`NotRegularFile`."""
     try:
-        fd = os.open(path, flags | extra, PRIVATE_FILE)
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW), PRIVATE_FILE)
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
             raise SymlinkRefused(f"{path} is a symbolic link; pao will not open it") from None
@@ -109,15 +105,14 @@ def open_no_follow(path: str | os.PathLike[str], flags: int, *, follow: bool = F
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or (owned and info.st_uid != os.geteuid()):
         os.close(fd)
-        what = "not a regular file (a FIFO, device or socket)" if not stat.S_ISREG(info.st_mode) else "not yours"
+        what = "not yours" if stat.S_ISREG(info.st_mode) else "not a regular file (a FIFO, device or socket)"
         raise NotRegularFile(f"{path} is {what}; pao will not use it")
     return fd
 
 
 def take_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> int:
-    """The fd of ``lock_path`` (0600, never through a link) holding an exclusive ``flock``;
-    closing it (or its holder's exit, however it dies) releases the lock. An fd passed to a
-    child (``pass_fds``) keeps the lock held there after this process closes its own copy."""
+    """The fd of ``lock_path`` (0600, never through a link) holding an exclusive ``flock``, released when
+    closed in every process that has it (an fd passed to a child with ``pass_fds`` keeps it held there)."""
     import fcntl  # POSIX only: pao's locks
 
     fd = open_no_follow(lock_path, os.O_RDWR | os.O_CREAT, owned=False)  # a lock holds no data: any owner
@@ -131,8 +126,7 @@ def take_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> in
                 if time.monotonic() >= give_up:
                     raise LockTimeout(f"{lock_path} is held by another pao process for over {timeout:g} s; "
                                       "try again when it has finished") from None
-            # a short, jittered wait for every waiter: a long or fixed one would let fast newcomers
-            # take the lock again and again from those that waited longest
+            # short and jittered: a long or fixed wait lets fast newcomers take it from those waiting longest
             time.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, 0.02)
     except BaseException:
@@ -142,22 +136,13 @@ def take_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> in
 
 @contextlib.contextmanager
 def state_lock(lock_path: str | os.PathLike[str], *, timeout: float = 10.0) -> Iterator[None]:
-    """Hold ``lock_path`` exclusively for the block (:func:`take_lock`).
-
-    The kernel releases it when its holder exits, however it dies, so a crashed pao never
-    wedges the registry, and no pid written in a file can be mistaken for a live owner
-    after pid reuse. The lock file stays (0600, empty); its existence means nothing. A
-    symbolic link at its path is refused, never followed (its target stays untouched).
-    """
+    """Hold ``lock_path`` exclusively for the block (:func:`take_lock`): the kernel releases it however its
+    holder dies, and no pid in a file can be mistaken for a live owner. The file stays; it means nothing."""
     fd = take_lock(lock_path, timeout=timeout)
     try:
         yield
     finally:
         os.close(fd)
-
-
-pid_lock = state_lock
-"""The former name (a pid-file lock), kept for code written against it."""
 
 
 def lock_is_held(lock_path: str | os.PathLike[str]) -> bool:
@@ -256,14 +241,6 @@ def private_file(path: str | os.PathLike[str], *sidecars: str) -> Path:
             if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
                 os.chmod(candidate, PRIVATE_FILE)
     return target
-
-
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of ``path``, a regular file (a link to one is followed: the user named it); a FIFO,
-    device or socket is refused with :class:`NotRegularFile`, never waited on."""
-    fd = open_no_follow(path, os.O_RDONLY, follow=True, owned=False)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
 
 
 def ensure_dir(path: str | os.PathLike[str]) -> Path:

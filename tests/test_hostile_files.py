@@ -202,3 +202,22 @@ def test_import_refuses_an_observation_over_the_limit_and_json_nested_too_deep(i
     assert "MAX_OBSERVATION_CHARS" in _one_line(_pao("memory", "add", "a", "y" * (MAX_OBSERVATION_CHARS + 1)))
     stats = json.loads(_pao("memory", "stats", "--json").stdout)
     assert stats["observations"] == 0  # nothing half-imported
+
+
+# -- other readers of JSON from outside: the same depth bound ---------------------------------
+
+
+def test_a_transcript_line_or_an_event_nested_too_deep_is_a_malformed_line(tmp_path: Path) -> None:
+    from pao_agents.agentdir import read_events
+    from pao_historyworker.transcripts import read_exchanges
+
+    deep = '{"type": "user", "uuid": "u1", "message": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(deep + json.dumps({"type": "user", "uuid": "u2", "sessionId": "s",
+                                             "message": {"role": "user", "content": "why is the export slow"}}) + "\n")
+    read = read_exchanges(transcript)
+    assert read.malformed == 1 and read.lines == 2 and [e.prompt for e in read.exchanges] == ["why is the export slow"]
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"event": ' + "[" * 100_000 + "]" * 100_000 + ', "at": 1}\n'
+                      '{"event": {"hook_event_name": "Stop"}, "at": 2}\n')
+    assert [event["name"] for event in read_events(events)] == ["Stop"]

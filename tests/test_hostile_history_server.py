@@ -165,7 +165,7 @@ def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatc
 
 @pytest.mark.parametrize(("body", "code"), [
     (b'{"jsonrpc": "2.0", "id": 1, "method": "search", "params": {', -32700),  # malformed JSON
-    (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", -32700),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", -32700),
     (b"\xff\xfe not text", -32700),
     (b"[]", -32600),  # an empty batch
     (b"42", -32600),

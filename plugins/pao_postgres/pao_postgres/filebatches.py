@@ -23,12 +23,13 @@ import attrs
 
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
-from pao_postgres.mcpfile import ImportFileError, MemoryFile, merge, parse_memory
+from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
+                                    read_rows, signature, sync_table)
+from pao_postgres.mcpfile import ImportFileError, MemoryFile, parse_memory
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-    from pao_postgres.filesync import SyncReport
     from pao_postgres.options import LongtermOptions
     from pao_postgres.store import LongtermStore
 
@@ -94,7 +95,6 @@ def count_lines(handle: int) -> int:
 
 def sync_in_parts(store: LongtermStore, path: Path, source: str, current: str, deadline: float) -> SyncReport:
     """Sync the next parts of ``path`` (its signature ``current``) while ``deadline`` allows (see the module)."""
-    from pao_postgres.filesync import SyncReport, TornRead, added_part, signature  # the whole-file sync's own
 
     try:
         fd = open_no_follow(path, os.O_RDONLY, follow=True, owned=False)
@@ -121,8 +121,8 @@ def sync_in_parts(store: LongtermStore, path: Path, source: str, current: str, d
                 if moved is None:
                     return SyncReport(source, synced=bool(added), added=added)  # another process is at it
                 state = moved
-        if state.lines >= state.total:
-            return _complete(store, source, current, deadline, added)
+        if state.lines >= state.total:  # every part is in: the caller completes the sync (filesync.complete)
+            return SyncReport(source, synced=True, added=added, complete=True)
     except TornRead as exc:
         return SyncReport(source, synced=bool(added), added=added,
                           note=f"memory file not synced ({exc}); searched the store as it was")
@@ -138,7 +138,6 @@ def _resume(store: LongtermStore, source: str, current: str, fd: int, deadline: 
     and the file's graph as of its previous complete sync."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.filesync import from_json, sync_table
     from pao_postgres.schema import create_schema  # a first sync: the schema may be missing
 
     table, previous = pending_table(store.options), sync_table(store.options)
@@ -162,8 +161,6 @@ def _add_part(store: LongtermStore, source: str, state: Progress, new: MemoryFil
     meanwhile (it goes on from there)."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.filesync import as_json, lock_sync
-
     table, (offset, lines) = pending_table(store.options), reached
     with store.write(deadline) as connection:
         lock_sync(store, connection)
@@ -177,21 +174,6 @@ def _add_part(store: LongtermStore, source: str, state: Progress, new: MemoryFil
                                               "end_offset": offset, "lines": lines, "total_lines": part.total,
                                               "graph": as_json(memory)})
     return part
-
-
-def _complete(store: LongtermStore, source: str, current: str, deadline: float, added: dict[str, int]) -> SyncReport:
-    """Every part is in: the file's whole graph replaces the previous one (what it dropped removed)."""
-    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
-
-    from pao_postgres.filesync import apply, from_json
-
-    table = pending_table(store.options)
-    with store.write(deadline) as connection:
-        graphs = connection.execute(sa.select(table.c.graph).where(
-            table.c.source == source, table.c.signature == current).order_by(table.c.seq)).scalars()
-        whole = merge(from_json(graph) for graph in graphs)
-    report = apply(store, source, current, whole, deadline, imported=True)
-    return attrs.evolve(report, added=added or report.added)
 
 
 def abandoned_graphs(connection: sa.Connection, options: LongtermOptions, source: str) -> list[str]:
@@ -208,7 +190,6 @@ def abandoned_graphs(connection: sa.Connection, options: LongtermOptions, source
 
 def describe(options: LongtermOptions, home: Path, path: Path, deadline: float) -> str:
     """One line for ``pao doctor`` and ``pao memory stats``: how far the memory file's sync got."""
-    from pao_postgres.filesync import SYNC_TABLE, read_rows, signature
 
     try:
         current = signature(os.stat(path))

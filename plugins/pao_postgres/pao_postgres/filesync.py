@@ -28,21 +28,20 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
-from pao_postgres.errors import LongtermError
+from pao_postgres import filebatches
 from pao_postgres.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
-from pao_postgres.mcpfile import EntityLine, ImportFileError, MemoryFile, RelationLine, merge, parse_memory
-from pao_postgres.ranked import quote
-from pao_postgres.sqlite_read import reading
+from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
+                                    observation_pairs, read_rows, signature, sync_table)
+from pao_postgres.mcpfile import ImportFileError, MemoryFile, merge, parse_memory
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -50,31 +49,11 @@ if TYPE_CHECKING:
     from pao_postgres.options import LongtermOptions
     from pao_postgres.store import LongtermStore
 
-SYNC_TABLE = "pao_memory_file_sync"
 SETTLE_S = 0.05
 """A file modified this recently may still be being written: wait until it is this old."""
 SETTLE_TRIES = 5
 EMPTY_GRACE_S = 2.0
 """An empty file this young is a rewrite caught between truncation and write."""
-
-
-class TornRead(Exception):
-    """The file was caught half-written (one-line reason)."""
-
-
-@attrs.frozen
-class SyncReport:
-    """What one sync did (``note``: why it did nothing, when it could not)."""
-
-    file: str
-    synced: bool = False
-    added: Mapping[str, int] = attrs.field(factory=dict)
-    removed: Mapping[str, int] = attrs.field(factory=dict)
-    note: str | None = None
-
-
-def signature(stat: os.stat_result) -> str:
-    return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def read_settled(path: Path) -> tuple[str, MemoryFile]:
@@ -110,91 +89,11 @@ def read_settled(path: Path) -> tuple[str, MemoryFile]:
 # -- the graph as sets, and its difference ---------------------------------------------
 
 
-def as_json(memory: MemoryFile) -> str:
-    return json.dumps(
-        {"entities": [[e.name, e.entity_type, list(e.observations)] for e in memory.entities],
-         "relations": [[r.source, r.target, r.relation_type] for r in memory.relations]},
-        ensure_ascii=False, sort_keys=True,
-    )
-
-
-def from_json(text: str | None) -> MemoryFile:
-    if not text:
-        return MemoryFile((), ())
-    data = json.loads(text)
-    return MemoryFile(
-        tuple(EntityLine(name, kind, tuple(obs)) for name, kind, obs in data["entities"]),
-        tuple(RelationLine(*edge) for edge in data["relations"]),
-    )
-
-
-def _observations(memory: MemoryFile) -> set[tuple[str, str]]:
-    return {(e.name, text) for e in memory.entities for text in e.observations}
-
-
-def added_part(old: MemoryFile, new: MemoryFile) -> MemoryFile:
-    """What ``new`` has that ``old`` had not, as a graph :meth:`LongtermStore.import_into` takes."""
-    had = _observations(old)
-    known = {e.name: e.entity_type for e in old.entities}
-    entities = tuple(
-        attrs.evolve(e, observations=tuple(o for o in e.observations if (e.name, o) not in had))
-        for e in new.entities
-    )
-    entities = tuple(e for e in entities if e.observations or e.name not in known)
-    had_relations = set(old.relations)
-    return MemoryFile(entities, tuple(r for r in new.relations if r not in had_relations))
-
-
-# -- the sync table and the apply step ------------------------------------------------------
-
-
-def sync_table(options: LongtermOptions) -> sa.Table:
-    import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
-
-    metadata = sa.MetaData(schema=options.schema or None)
-    return sa.Table(
-        SYNC_TABLE, metadata,
-        sa.Column("source", sa.Text, primary_key=True),
-        sa.Column("signature", sa.Text, nullable=False),
-        sa.Column("digest", sa.Text, nullable=False),
-        sa.Column("graph", sa.Text, nullable=False),
-        sa.Column("synced_at", sa.DateTime(timezone=True), nullable=False),
-    )
-
-
 def stored_signature(options: LongtermOptions, home: Path, source: str, deadline: float) -> str | None:
     """The signature last synced from ``source`` (None: never, or no store yet)."""
     found = read_rows(options, home, SYNC_TABLE, "SELECT signature FROM {table} WHERE source = :source",
                       {"source": source}, deadline)
     return found[0][0] if found else None
-
-
-def read_rows(options: LongtermOptions, home: Path, name: str, query: str, params: Mapping[str, object],
-              deadline: float) -> list[tuple] | None:
-    """Rows of ``query`` on pao's table ``name`` (``{table}`` in the query); None when there is no
-    store or no such table yet. The embedded store is read with the standard library: this runs
-    before every search."""
-    table = quote(name)
-    if not options.url.strip():
-        if not options.sqlite_file(home).exists():
-            return None
-        try:
-            with reading(options.sqlite_file(home), deadline) as rows:
-                return list(rows(query.format(table=table), dict(params)))
-        except LongtermError as exc:
-            if "a table is missing" not in str(exc):
-                raise
-            return None
-    from pao_postgres.server_read import server_reading  # not needed until this runs: start-up stays light
-
-    qualified = f"{quote(options.schema)}.{table}" if options.schema else table
-    try:
-        with server_reading(options, deadline) as rows:
-            return list(rows(query.format(table=qualified), dict(params)))
-    except LongtermError as exc:
-        if "a table is missing" not in str(exc):
-            raise
-        return None
 
 
 def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | None = None) -> SyncReport:
@@ -213,7 +112,8 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
     from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
     if int(current.split(":")[1]) > WHOLE_FILE_BYTES:  # a large file: in parts, each within the deadline
-        return sync_in_parts(LongtermStore(options, home), path, source, current, deadline)
+        parts = sync_in_parts(LongtermStore(options, home), path, source, current, deadline)
+        return complete(LongtermStore(options, home), source, current, deadline, parts) if parts.complete else parts
     try:
         current, memory = read_settled(path)
     except TornRead as exc:
@@ -221,12 +121,17 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
     return apply(LongtermStore(options, home), source, current, memory, deadline)
 
 
-def lock_sync(store: LongtermStore, connection: sa.Connection) -> None:
-    """One syncing transaction at a time (SQLite: its write lock), schema included."""
+def complete(store: LongtermStore, source: str, current: str, deadline: float, parts: SyncReport) -> SyncReport:
+    """Every part is in: the file's whole graph replaces the previous one (what it dropped removed)."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    if not store.is_sqlite:
-        connection.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(SYNC_TABLE))))
+    table = filebatches.pending_table(store.options)
+    with store.write(deadline) as connection:
+        graphs = connection.execute(sa.select(table.c.graph).where(
+            table.c.source == source, table.c.signature == current).order_by(table.c.seq)).scalars()
+        whole = merge(from_json(graph) for graph in graphs)
+    report = apply(store, source, current, whole, deadline, imported=True)
+    return attrs.evolve(report, added=parts.added or report.added)
 
 
 def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, deadline: float,
@@ -272,7 +177,7 @@ def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, ne
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
     t = store.tables
-    gone_observations = _observations(old) - _observations(new)
+    gone_observations = observation_pairs(old) - observation_pairs(new)
     gone_relations = set(old.relations) - set(new.relations)
     gone_entities = {e.name for e in old.entities} - {e.name for e in new.entities}
     names = {name for name, _ in gone_observations} | gone_entities

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -86,10 +87,11 @@ def parse_line(line: str, where: str, *, cut: bool = False) -> EntityLine | Rela
 def read_memory_file(path: Path) -> MemoryFile:
     """Parse and validate the whole file (a regular file: a FIFO or device is refused, never
     waited on); raise on the first bad line, naming it."""
-    from pao_core.files import read_regular  # only when a file is imported
+    from pao_core.files import open_no_follow  # only when a file is imported
 
     try:
-        data = read_regular(path)
+        with os.fdopen(open_no_follow(path, os.O_RDONLY, follow=True, owned=False), "rb") as handle:
+            data = handle.read()  # a link to a regular file is followed: the user named it
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc.strerror}") from None
     return parse_memory(data, str(path))
