@@ -224,13 +224,13 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
 
 def fuse(results: Mapping[str, BackendResult], options: FusionOptions) -> tuple[MemoryItem, ...]:
     """Floors, rank fusion, near-duplicate removal, supersession and the item cap."""
-    ranked = by_tier(reciprocal_rank(apply_floors(results, options), options.rrf_k), options.agent_items)
+    ranked = by_tier(reciprocal_rank(apply_floors(results, options), options.rrf_k))
     unique = drop_near_duplicates(ranked, options.duplicate_similarity)
-    return tuple(order_superseded(unique)[: options.max_items])
+    return tuple(by_tier(order_superseded(unique), options.agent_items)[: options.max_items])
 
 
-def by_tier(items: Sequence[MemoryItem], agent_items: int) -> list[MemoryItem]:
-    """The user's items, then the best ``agent_items`` of the agents': never above the user's, never a crowd."""
+def by_tier(items: Sequence[MemoryItem], agent_items: int | None = None) -> list[MemoryItem]:
+    """The user's items, then the best ``agent_items`` (default all) of the agents': never above the user's."""
     return [item for item in items if not by_agent(item)] + [item for item in items if by_agent(item)][:agent_items]
 
 
