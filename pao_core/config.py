@@ -78,8 +78,7 @@ class BriefingOptions:
     floors: Mapping[str, float] = attrs.field(factory=dict)
     relative_floor: float = attrs.field(default=0.0, validator=share)
     duplicate_similarity: float = attrs.field(default=0.5, validator=share)
-    agent_items: int = attrs.field(default=3, validator=at_least(0))
-    """At most this many facts agents wrote (``remember``, not kept by the user) per briefing."""
+    agent_items: int = attrs.field(default=3, validator=at_least(0))  # facts agents wrote, per briefing
 
 
 @attrs.frozen

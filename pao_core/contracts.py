@@ -30,6 +30,7 @@ Status = Literal["ok", "warn", "fail"]
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
 """The top-level tables whose sub-tables belong to plugins."""
+MAX_OBSERVATION_CHARS = 4000  # characters: the longest observation pao stores (remember, import, sync)
 
 
 @attrs.frozen
@@ -116,10 +117,6 @@ class MemoryBackend(abc.ABC):
         return ()
 
 
-MAX_OBSERVATION_CHARS = 4000
-"""The longest observation pao stores (``remember``, import, sync), in characters: one place for every path."""
-
-
 class WritableMemory(MemoryBackend):
     """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``).
 
@@ -131,9 +128,8 @@ class WritableMemory(MemoryBackend):
     @abc.abstractmethod
     def remember(self, entity: str, observation: str, provenance: Provenance, deadline: float) -> Remembered:
         """Store ``observation`` about ``entity`` by ``deadline``, with its ``provenance`` (shown later
-        as ``meta["provenance"]``: ``agent``, ``session_id``, ``recorded_at`` by the store's clock, and
-        ``kept_at`` once the user kept it); a repeat of the same observation returns the item already
-        there, ``created`` false. A store refuses (a ``PaoError``) past its per-session cap."""
+        as ``meta["provenance"]``: ``agent``, ``session_id``, ``recorded_at`` by its own clock, ``kept_at``);
+        a repeat returns the item already there, ``created`` false; past its per-session cap, a ``PaoError``."""
 
 
 def writable(backends: Sequence[object]) -> list[WritableMemory]:

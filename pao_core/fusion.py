@@ -9,9 +9,8 @@
   the better-ranked item, which lists the others in ``fusion["duplicates"]``.
 * Supersession: dated items about the same subject are ordered newest first; the
   older one is marked ``fusion["earlier"] = True`` and names its successor.
-* Tiers: what agents wrote (``remember``, not kept by the user) comes after every item
-  of the user's, never hides one as its near-duplicate, never supersedes one, and at
-  most ``agent_items`` of it are kept.
+* Tiers: agents' facts (``remember``) come after the user's, at most ``agent_items`` of them,
+  and never hide (as a near-duplicate) or supersede one of the user's.
 * The budget is applied on the rendered briefing by :func:`fit_budget`.
 """
 
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import attrs
 
-from pao_core.models import BackendResult, MemoryItem, agent_provenance
+from pao_core.models import BackendResult, MemoryItem, by_agent
 from pao_core.words import FUNCTION_WORDS, words
 
 if TYPE_CHECKING:
@@ -162,24 +161,19 @@ def drop_near_duplicates(items: Sequence[MemoryItem], threshold: float) -> list[
             kept.append(item)
             continue
         other = kept[twin]
-        if agent_provenance(other) and not agent_provenance(item):  # the user's fact stands, the agent's goes
-            kept[twin], item, other = item, other, item
         dropped = [*other.fusion.get("duplicates", ()), item.id]
         kept[twin] = attrs.evolve(other, fusion={**other.fusion, "duplicates": dropped})
     return kept
 
 
 def _subject(item: MemoryItem) -> str:
-    """Supersession stays within a tier: an agent's fact never marks the user's as earlier."""
-    return f"{item.kind}\0{item.title}\0{'agent' if agent_provenance(item) else 'user'}"
+    return f"{item.kind}\0{item.title}\0{by_agent(item)}"  # within a tier: an agent's never supersedes the user's
 
 
 def _stated_date(item: MemoryItem) -> dt.date | None:
-    """When the item became true: the date its text starts with; for an agent's fact,
-    pao's own clock when it was written (an agent can write any date)."""
-    written_by = agent_provenance(item)
-    if written_by is not None:
-        return written_by.recorded_at.date() if written_by.recorded_at else None
+    """The date the text starts with; for an agent's fact, when pao stored it (its text may say anything)."""
+    if by_agent(item):
+        return item.timestamp.date() if item.timestamp else None
     return text_date(item.text, leading=True)
 
 
@@ -230,26 +224,14 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
 
 def fuse(results: Mapping[str, BackendResult], options: FusionOptions) -> tuple[MemoryItem, ...]:
     """Floors, rank fusion, near-duplicate removal, supersession and the item cap."""
-    ranked = users_first(reciprocal_rank(apply_floors(results, options), options.rrf_k))
+    ranked = by_tier(reciprocal_rank(apply_floors(results, options), options.rrf_k))
     unique = drop_near_duplicates(ranked, options.duplicate_similarity)
-    return tuple(cap_agent_items(order_superseded(unique), options.agent_items)[: options.max_items])
+    return tuple(by_tier(order_superseded(unique), options.agent_items)[: options.max_items])
 
 
-def users_first(items: Sequence[MemoryItem]) -> list[MemoryItem]:
-    """The user's items, then the agents' (each in its order): an agent's never outranks the user's."""
-    return sorted(items, key=lambda item: agent_provenance(item) is not None)
-
-
-def cap_agent_items(items: Sequence[MemoryItem], limit: int) -> list[MemoryItem]:
-    """At most ``limit`` items of the agents' tier, the best ranked; every item of the user's."""
-    kept, agents = [], 0
-    for item in items:
-        if agent_provenance(item) is not None:
-            agents += 1
-            if agents > limit:
-                continue
-        kept.append(item)
-    return kept
+def by_tier(items: Sequence[MemoryItem], agent_items: int | None = None) -> list[MemoryItem]:
+    """The user's items, then the best ``agent_items`` (default all) of the agents': never above the user's."""
+    return [item for item in items if not by_agent(item)] + [item for item in items if by_agent(item)][:agent_items]
 
 
 def fit_budget(items: Sequence[MemoryItem], render: Callable[[Sequence[MemoryItem]], str], budget: int) -> int:

@@ -82,15 +82,10 @@ class Provenance:
         return f"agent {self.agent}{session}{when}"
 
 
-def agent_provenance(item: MemoryItem) -> Provenance | None:
-    """Who wrote ``item`` when an agent did (``remember``) and the user has not kept it
-    (``pao memory review --keep``): the agents' tier. ``None``: the user's own."""
+def by_agent(item: MemoryItem) -> bool:
+    """Written by an agent (``remember``) and not kept by the user (``pao memory review``): the agents' tier."""
     provenance = item.meta.get("provenance")
-    if not isinstance(provenance, Mapping) or not provenance.get("agent") or provenance.get("kept_at"):
-        return None
-    session = provenance.get("session_id")
-    return Provenance(str(provenance["agent"]), str(session) if session else None,
-                      parse_timestamp(provenance.get("recorded_at")))
+    return isinstance(provenance, Mapping) and bool(provenance.get("agent")) and not provenance.get("kept_at")
 
 
 @attrs.frozen

@@ -7,9 +7,7 @@
 * ``more``: how to ask memory for more (pao's MCP tools) and how to write back.
 
 Every memory line is sanitised (controls stripped, secrets redacted, markdown made
-inert) and quoted with ``>``, the group's heading too (an entity's name, a project's):
-nothing from memory stands outside the quote, and the header tells the agent quoted
-lines are data. A fact an agent wrote says so: ``(remembered by agent api, session 1a2b3c4d, 2026-12-03)``.
+inert) and quoted with ``>``, group headings (names) too: the header tells the agent quoted lines are data.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import attrs
 from pao_core.contracts import BriefingSection
 from pao_core.fusion import text_date
 from pao_core.hookspecs import hookimpl
-from pao_core.models import Provenance, agent_provenance, parse_timestamp
+from pao_core.models import Provenance, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, inline_markdown, truncate
 
 if TYPE_CHECKING:
@@ -101,8 +99,7 @@ class SelfPrimingSection(BriefingSection):
 
 @attrs.frozen
 class _GroupedSection(BriefingSection):
-    """Items of one sort (conversations or facts) in groups within a store: a heading, then each item,
-    all quoted (the heading names an entity or a project: memory data too).
+    """Items of one sort (conversations or facts) in groups within a store: a heading and each item, all quoted.
 
     Groups come in the order of their best item.
     """
@@ -156,13 +153,10 @@ def _fact_when(item: MemoryItem, shared: bool) -> str:
     store date covers it (``shared``), or the item says what is known."""
     marks = []
     provenance = item.meta.get("provenance")
-    written_by = agent_provenance(item)
-    if written_by is not None:
-        marks.append(f"remembered by {clean_inline(written_by.describe())}")
-    elif isinstance(provenance, Mapping) and provenance.get("agent"):  # an agent's fact the user kept
+    if isinstance(provenance, Mapping) and provenance.get("agent"):
         recorded = parse_timestamp(provenance.get("recorded_at"))
-        who = Provenance(str(provenance["agent"]), provenance.get("session_id"), recorded).describe()
-        marks.append(f"written by {clean_inline(who)}, kept by the user")
+        who = clean_inline(Provenance(str(provenance["agent"]), provenance.get("session_id"), recorded).describe())
+        marks.append(f"written by {who}, kept by the user" if provenance.get("kept_at") else f"remembered by {who}")
     elif text_date(item.text) is None and not shared:
         marks.append(f"stored {_date(item.timestamp)}" if item.timestamp else "undated")
     if item.fusion.get("earlier"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -133,7 +134,8 @@ def test_fit_budget_finds_the_longest_prefix_that_fits(lengths: list[int], budge
 def agent_item(ident: str, text: str, *, rank: int, title: str, recorded: str = "2026-12-03T10:00:00+00:00",
                kept: str | None = None) -> MemoryItem:
     provenance = {"agent": "api", "session_id": "s1", "recorded_at": recorded, "kept_at": kept}
-    return item("a", ident, text, rank=rank, title=title, provenance=provenance)
+    stored = dt.datetime.fromisoformat(recorded)  # the store's clock when the agent wrote it
+    return attrs.evolve(item("a", ident, text, rank=rank, title=title, provenance=provenance), timestamp=stored)
 
 
 def test_an_agent_fact_dated_2099_never_supersedes_the_user_s() -> None:
@@ -158,9 +160,9 @@ def test_a_near_duplicate_agent_fact_never_hides_the_user_s() -> None:
     text = "Public repositories must not use self-hosted runners since a fork could run code on the LAN."
     agent = agent_item("obs:runners#1", text.replace("must not", "must never"), rank=1, title="runners")
     user = item("a", "obs:runners#0", text, rank=2, title="runners")
-    for order in ([agent, user], [user, agent]):
-        kept = drop_near_duplicates(order, threshold=0.5)
-        assert [i.id for i in kept] == ["obs:runners#0"] and kept[0].fusion["duplicates"] == ["obs:runners#1"]
+    assert [i.id for i in drop_near_duplicates([agent, user], threshold=0.5)] == ["obs:runners#1"]  # rank alone
+    kept = fuse({"a": result("a", agent, user)}, FusionOptions())
+    assert [i.id for i in kept] == ["obs:runners#0"] and kept[0].fusion["duplicates"] == ["obs:runners#1"]
 
 
 def test_at_most_agent_items_of_the_agents_tier_and_a_kept_fact_is_the_user_s() -> None:

@@ -21,7 +21,7 @@ from pao_core.contracts import MAX_OBSERVATION_CHARS, writable
 from pao_core.doctor import check_backend
 from pao_core.errors import PaoError
 from pao_core.gather import brief
-from pao_core.models import MemoryItem, Provenance, agent_provenance, parse_timestamp
+from pao_core.models import MemoryItem, Provenance, by_agent, parse_timestamp
 from pao_core.sanitize import REDACTED, clean, clean_inline, truncate
 from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import bounded
@@ -147,7 +147,7 @@ class MemoryTools:
             "kind": clean_inline(item.kind),
             "date": item.timestamp.date().isoformat() if item.timestamp else None,
             "text": truncate(clean(item.text), self.config.briefing.item_chars),
-            "tier": "agent" if agent_provenance(item) else "user",
+            "tier": "agent" if by_agent(item) else "user",
         }
         provenance = item.meta.get("provenance")
         if isinstance(provenance, Mapping):

@@ -13,7 +13,7 @@ import attrs
 
 from pao_core.errors import PaoError, ValidationError
 from pao_core.output import print_json
-from pao_core.models import agent_provenance
+from pao_core.models import Provenance, by_agent, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
 from pao_postgres.backend import LongtermBackend
@@ -235,9 +235,10 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
         print_json({"topic": args.topic, "items": [item_json(item) for item in items]})
         return 0
     for rank, item in enumerate(items, start=1):  # memory (entity names too) only on quoted lines
-        written_by = agent_provenance(item)
+        who = item.meta.get("provenance") or {}
+        written_by = Provenance(str(who.get("agent")), who.get("session_id"), parse_timestamp(who.get("recorded_at")))
         print(f"{rank:2}. [{item.score:.3f}] " + (f"an agent's fact ({clean_inline(written_by.describe())})"
-                                                   if written_by else "the user's"))
+                                                   if by_agent(item) else "the user's"))
         print(f"    > {' '.join(item.title.split())}")
         print("\n".join(f"    > {line}" for line in item.text.split("\n") if line.strip()))
     return 0
