@@ -30,7 +30,7 @@ Status = Literal["ok", "warn", "fail"]
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
 """The top-level tables whose sub-tables belong to plugins."""
-MAX_OBSERVATION_CHARS = 4000  # characters: the longest observation pao stores (remember, import, sync)
+MAX_OBSERVATION_CHARS = 16 * 1024  # characters: the longest observation pao stores (remember, import, add, sync)
 
 
 @attrs.frozen
@@ -67,16 +67,14 @@ class Check:
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-
 @attrs.frozen
 class McpServer:
     """An MCP server (stdio) that one spawned session gets, for that session only.
 
-    ``env`` holds values safe to show on a command line (paths). ``files`` are written
-    owner-only into the agent's private folder before the CLI starts: what the server
-    needs that neither a command line nor the agent's environment may show (a store
-    URL with its password). ``tools`` are allowed without a permission prompt in that session.
-    """
+    ``env`` holds values safe to show on a command line (paths). ``files`` are written owner-only into
+    the agent's private folder before the CLI starts: what the server needs that neither a command line
+    nor the agent's environment may show (a store URL with its password). ``tools`` are allowed without
+    a permission prompt in that session."""
 
     name: str
     command: str
@@ -118,10 +116,8 @@ class MemoryBackend(abc.ABC):
 
 
 class WritableMemory(MemoryBackend):
-    """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``).
-
-    Read-only is the default: a backend that does not subclass this is never written to.
-    """
+    """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``); one that does not
+    subclass this is never written to."""
 
     __slots__ = ()
 
@@ -263,9 +259,7 @@ def permission_summary(mode: str) -> str:
 class HostAgent(abc.ABC):
     """A coding-agent CLI pao can start (Claude Code, Codex, Gemini CLI...): everything host-specific.
 
-    ``context_file`` is the file the CLI reads on start-up in its folder (``CLAUDE.md``),
-    ``submit_key`` the key that submits a pasted prompt.
-    """
+    ``context_file``: what the CLI reads on start-up in its folder; ``submit_key`` submits a pasted prompt."""
 
     __slots__ = ()
     name: str
@@ -294,9 +288,8 @@ class HostAgent(abc.ABC):
 
     @abc.abstractmethod
     def preseed(self, folder: str) -> Mapping[str, Any] | None:
-        """Answer, before start, what the CLI would ask on screen (folder trust...); called only for a folder
-        the user trusted or whose ``project_risks`` are none. Returns what it added to the user's files (kept
-        in the agent's record and handed to ``unseed`` by ``pao kill --clean``), or nothing."""
+        """Answer, before start, what the CLI would ask on screen (folder trust...), only for a folder the user
+        trusted or with no ``project_risks``; what it added to the user's files (for ``unseed``), or nothing."""
 
     @abc.abstractmethod
     def nudge(self, request: SpawnRequest, briefing_file: str) -> str:
@@ -311,8 +304,7 @@ class HostAgent(abc.ABC):
         """The command line that resumes the agent's session (with the session's MCP flags, as at spawn)."""
 
     def project_risks(self, folder: str) -> list[str]:
-        """what the CLI would run from ``folder``'s own project settings once it trusts the folder (hooks, MCP
-        servers, helper commands, environment, allow rules), one line each naming file and key. Default: none."""
+        """what ``folder``'s project settings make the CLI run once trusted, a line per file and key. Default: none."""
         return []
 
     def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
@@ -343,8 +335,7 @@ class HostAgent(abc.ABC):
         return []
 
     def events_silenced(self, folder: str) -> str | None:
-        """why the CLI would not run pao's event hooks in ``folder`` (its settings turn hooks off), or ``None``.
-        pao then reads the agent's state from its screen. Default: ``None``."""
+        """why the CLI runs no hook of pao's in ``folder`` (state then comes from the screen). Default: ``None``."""
         return None
 
     def mcp_wiring(self, servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
@@ -357,12 +348,10 @@ class HostAgent(abc.ABC):
 class RegistryStore(abc.ABC):
     """Where the agent registry lives: one record per agent name, for every machine that shares it.
 
-    ``schemes`` are the ``[registry] url`` schemes it serves (``""``: no URL, pao's default).
-    Each method is one transaction: two ``pao`` processes, on one machine or on two, never
-    both add one name, and a change never loses another's. A store that cannot be reached
-    raises ``pao_core.errors.RegistryUnavailable`` (one line, passwords masked); pao never
-    falls back to another store.
-    """
+    ``schemes``: the ``[registry] url`` schemes it serves (``""``: no URL, pao's default). Each method
+    is one transaction: two processes on one machine or two never both add one name, and a change never
+    loses another's. An unreachable store raises ``RegistryUnavailable`` (one line, passwords masked);
+    pao never falls back to another store."""
 
     __slots__ = ()
     name: str

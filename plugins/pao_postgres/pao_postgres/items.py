@@ -5,12 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from pao_core.contracts import MAX_OBSERVATION_CHARS
 from pao_core.models import MemoryItem
 
-MAX_OBSERVATION_CHARS = 16 * 1024
-"""The longest observation the store takes (characters): a longer one is refused by ``pao memory
-import`` and ``remember``, and cut to this length (ending in an ellipsis) when the memory file
-brings it. A briefing quotes a few hundred characters of each; megabytes made every search slow."""
+# A longer observation is refused by import, add and remember, and cut (ending in an ellipsis) when the
+# memory file brings it: a briefing quotes a few hundred characters of each; megabytes made every search slow.
 
 
 def cut_observation(text: str) -> str:
