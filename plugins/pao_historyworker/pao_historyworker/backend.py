@@ -91,7 +91,7 @@ class HistoryBackend(MemoryBackend):
         budget = min(self.options.refresh_seconds, REFRESH_SHARE * (deadline - time.monotonic()))
         if budget <= 0:
             return None
-        from pao_historyworker.fresh import refresh  # loads filelock on use: start-up stays light
+        from pao_historyworker.fresh import refresh  # indexing code on use: start-up stays light
 
         try:
             done = refresh(self.index_path, self.options.transcripts_path(), budget)

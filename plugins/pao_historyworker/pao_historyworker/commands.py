@@ -106,31 +106,26 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
     return 0
 
 
+@contextlib.contextmanager
 def _indexing_lock(path: Path):  # type: ignore[no-untyped-def]
     """The lock that keeps one process at a time reading transcripts into ``path``: wait
     for another (a search's bounded refresh, another ``pao history index``), saying so."""
-    import filelock  # loads filelock on use: start-up stays light
-
-    from pao_historyworker.fresh import lock_for  # loads filelock on use: start-up stays light
+    from pao_core.files import LockTimeout, take_lock  # on use: start-up stays light
+    from pao_historyworker.fresh import lock_for  # on use: start-up stays light
 
     lock = lock_for(path)
-
-    @contextlib.contextmanager
-    def held():  # type: ignore[no-untyped-def]
+    try:
+        held = take_lock(lock, timeout=0)
+    except LockTimeout:
+        print(f"pao: waiting for another pao process indexing into {path}", file=sys.stderr, flush=True)
         try:
-            lock.acquire(timeout=0)
-        except filelock.Timeout:
-            print(f"pao: waiting for another pao process indexing into {path}", file=sys.stderr, flush=True)
-            try:
-                lock.acquire(timeout=LOCK_WAIT_S)
-            except filelock.Timeout:
-                raise PaoError(f"another pao process held {lock.lock_file} for {LOCK_WAIT_S:.0f} s; try again later") from None
-        try:
-            yield
-        finally:
-            lock.release()
-
-    return held()
+            held = take_lock(lock, timeout=LOCK_WAIT_S)
+        except LockTimeout:
+            raise PaoError(f"another pao process held {lock} for {LOCK_WAIT_S:.0f} s; try again later") from None
+    try:
+        yield
+    finally:
+        os.close(held)
 
 
 LOCK_WAIT_S = 600.0

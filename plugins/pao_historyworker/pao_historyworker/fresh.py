@@ -17,19 +17,18 @@ search is over (:mod:`pao_embeddings.later`).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
+
+from pao_core.files import LockTimeout, take_lock
 
 from pao_historyworker.index import (
     Pending, connect, finish, forget_files, index_file, indexed_roots, pending, remember_root, transcript_files,
     unread_bytes, up_to_date,
 )
-
-if TYPE_CHECKING:
-    import filelock
 
 MIN_RATE = 5e6
 """Bytes per second assumed before a file was read (transcript parsing runs at 20-60 MB/s)."""
@@ -62,11 +61,9 @@ class Freshness:
         return None
 
 
-def lock_for(index_path: Path) -> filelock.FileLock:
-    """The indexing lock of ``index_path`` (a file beside it, 0600)."""
-    import filelock  # only when something is to be indexed: the check that finds nothing new stays light
-
-    return filelock.FileLock(f"{index_path}.lock", mode=0o600)
+def lock_for(index_path: Path) -> Path:
+    """The indexing lock of ``index_path``: a file beside it, taken with pao's own lock (never through a link)."""
+    return index_path.with_name(index_path.name + ".lock")
 
 
 def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
@@ -87,13 +84,10 @@ def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
             conn.close()
     elif not default_root.is_dir():
         return Freshness()
-    import filelock  # only when something is to be indexed: the check that finds nothing new stays light
-
-    lock = lock_for(index_path)
     index_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
+        held = take_lock(lock_for(index_path), timeout=0)
+    except LockTimeout:
         return Freshness(busy=True, elapsed_ms=_ms(started))
     try:
         conn = connect(index_path, create=True)
@@ -102,7 +96,7 @@ def refresh(index_path: Path, default_root: Path, budget_s: float) -> Freshness:
         finally:
             conn.close()
     finally:
-        lock.release()
+        os.close(held)
 
 
 def _index_within(conn, roots: list[Path], scans: dict, deadline: float, started: float) -> Freshness:  # type: ignore[no-untyped-def]

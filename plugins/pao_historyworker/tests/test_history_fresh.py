@@ -11,8 +11,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-import filelock
 import pytest
+from pao_core.files import state_lock
 from history_support import PAO, pao, pao_json
 
 PROJECT = "-Users-sam-code-otterbox"
@@ -114,7 +114,7 @@ def test_a_held_indexing_lock_means_search_the_index_as_it_is(env, projects):
     (projects / "s4.jsonl").write_text(exchange("s4", 1, "heron alerting floods the pager", "Grouped the alerts."))
     assert history_ids(brief(env, "heron alerting floods the pager")) == ["msg:s4:s4-u1"]
     (projects / "s5.jsonl").write_text(exchange("s5", 1, "heron alerting quiet hours", "Added quiet hours."))
-    with filelock.FileLock(str(Path(env["PAO_HOME"]) / "history.sqlite3.lock")):
+    with state_lock(Path(env["PAO_HOME"]) / "history.sqlite3.lock"):
         found = brief(env, "heron alerting quiet hours")
     assert "another pao process is indexing" in found["backends"]["history"]["note"]
     assert "msg:s5:s5-u1" not in history_ids(found)
