@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from pao_hosts import claude_trust
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostile import fired, hostile_folder
@@ -52,11 +51,11 @@ def _pao(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.Co
     return done
 
 
-def _trusted_repository(folder: Path, claude_home: Path, settings: dict) -> Path:
+def _trusted_repository(env: dict[str, str], folder: Path, settings: dict) -> Path:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     (folder / ".claude").mkdir(exist_ok=True)
     (folder / ".claude" / "settings.json").write_text(json.dumps(settings))
-    claude_trust.trust_folder(str(folder), home=claude_home, bypass=False)  # the user's grant, given explicitly
+    _pao(env, "trust", str(folder))  # the user's grant, given explicitly: these settings are not inert
     return folder
 
 
@@ -73,7 +72,7 @@ def test_pao_s_server_answers_in_a_hostile_folder_and_nothing_of_the_folder_runs
     folder = hostile_folder(root / "clone", markers)
     poison = {"PYTHONPATH": str(folder), "PYTHONSTARTUP": str(folder / "startup.py"), "PYTHONHOME": str(folder),
               "BASH_ENV": str(folder / "env.sh"), "ENV": str(folder / "env.sh")}
-    _trusted_repository(folder, claude_home, {"env": poison})
+    _trusted_repository(pao_env, folder, {"env": poison})
     anthropic_stub.tool_trigger = "LOOK-IT-UP"
     anthropic_stub.tool_call = ("mcp__pao__memory_status", {})
     spawned = json.loads(_pao(pao_env, "spawn", "LOOK-IT-UP: how is the memory?", "--folder", str(folder),
@@ -94,7 +93,7 @@ def test_pao_s_server_answers_in_a_hostile_folder_and_nothing_of_the_folder_runs
 def test_a_folder_that_turns_hooks_off_is_read_from_the_screen(
     pao_env: dict[str, str], anthropic_stub: AnthropicStub, claude_home: Path, root: Path
 ) -> None:
-    folder = _trusted_repository(root / "quiet", claude_home, {"disableAllHooks": True})
+    folder = _trusted_repository(pao_env, root / "quiet", {"disableAllHooks": True})
     spawned = _pao(pao_env, "spawn", "count the widgets", "--folder", str(folder), "--name", "quiet", "--no-mcp",
                    "--json")
     record = json.loads(spawned.stdout)

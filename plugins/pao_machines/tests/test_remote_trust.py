@@ -15,5 +15,5 @@ def _args(**given: object) -> argparse.Namespace:
 
 def test_let_cli_ask_reaches_the_remote_spawn_only_when_given() -> None:
     asked = _remote_spawn_args(_args(let_cli_ask=True), "api", "/srv/api", "claude-code", 45.0)
-    assert asked[-1] == "--let-cli-ask" and asked.count("--let-cli-ask") == 1
+    assert asked.count("--let-cli-ask") == 1 and asked.index("--let-cli-ask") < asked.index("--")  # an option
     assert "--let-cli-ask" not in _remote_spawn_args(_args(), "api", "/srv/api", "claude-code", 45.0)

@@ -4,11 +4,13 @@ and raw JSON-RPC checks what a client library would hide (version negotiation, b
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +112,23 @@ def test_errors_are_mcp_errors(pao_env: dict[str, str]) -> None:
     assert not out["after"].is_error  # the server is still serving
 
 
-def _raw(env: dict[str, str], lines: list[bytes]) -> list[dict[str, Any]]:
-    process = subprocess.run(
-        [sys.executable, "-m", "pao_core", "mcp"], input=b"".join(lines), env=env, capture_output=True, timeout=60
-    )
-    return [json.loads(line) for line in process.stdout.splitlines() if line.strip()]
+def _raw(env: dict[str, str], lines: list[bytes], answers: int) -> list[dict[str, Any]]:
+    """The server's first ``answers`` answers to ``lines``; its input stays open until they came, as a client's
+    does (at the end of its input a server may drop what it has not answered yet)."""
+    process = subprocess.Popen([sys.executable, "-m", "pao_core", "mcp"], env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b"".join(lines))
+        process.stdin.flush()
+        timer = threading.Timer(60, process.kill)  # a server that never answers fails the test, never hangs it
+        timer.start()
+        read = [json.loads(line) for line in itertools.islice(iter(process.stdout.readline, b""), answers)]
+        timer.cancel()
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+    return read
 
 
 def _initialize(version: str, ident: int = 1) -> bytes:
@@ -126,7 +140,7 @@ def _initialize(version: str, ident: int = 1) -> bytes:
 @pytest.mark.parametrize("offered, agreed", [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"),
                                              ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")])
 def test_protocol_version_negotiation(pao_env: dict[str, str], offered: str, agreed: str) -> None:
-    (answer,) = _raw(pao_env, [_initialize(offered)])
+    (answer,) = _raw(pao_env, [_initialize(offered)], 1)
     assert answer["result"]["protocolVersion"] == agreed
     assert answer["result"]["serverInfo"]["name"] == "pao"
     assert "tools" in answer["result"]["capabilities"]
@@ -136,7 +150,7 @@ def test_an_oversized_message_is_refused_and_the_server_goes_on(pao_env: dict[st
     huge = b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "' + b"x" * 2_000_000 + b'"}}\n'
     ping = b'{"jsonrpc": "2.0", "id": 3, "method": "ping"}\n'
     initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
-    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, huge, ping])
+    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, huge, ping], 3)
     by_id = {answer.get("id"): answer for answer in answers}
     assert 2 not in by_id  # never parsed, so never answered as a ping
     assert by_id[None]["error"]["code"] == -32700  # answered as what it is: not JSON it will read
@@ -147,7 +161,7 @@ def test_malformed_json_rpc_gets_the_spec_s_errors_with_id_null(pao_env: dict[st
     initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
     bad = [b'{"jsonrpc": "2.0", "id": 2, "method": "ping"\n', b"[]\n", b'{"jsonrpc": "2.0", "id": 4}\n',
            b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"]
-    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, *bad, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n'])
+    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, *bad, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n'], 6)
     errors = [answer["error"]["code"] for answer in answers if answer.get("id") is None]
     assert errors == [-32700, -32600, -32600, -32700]
     assert answers[-1] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # and it goes on serving
