@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from pao_core.errors import shown
+from pao_core.files import NotRegularFile, open_no_follow
 
 MAX_SETTINGS_BYTES = 1_000_000
 """A project settings file larger than this is not read (and counts as a finding)."""
@@ -68,20 +68,23 @@ def _quote(text: Any) -> str:
 
 def _read(path: Path, parse: Callable[[str], Any]) -> tuple[Any, str | None]:
     """A project file parsed as the CLI would (``None`` when absent), or why pao could not read it."""
-    try:
-        info = path.stat()
+    try:  # one open, checked on its fd: a file swapped for a FIFO after a look could hang the spawn
+        fd = open_no_follow(path, os.O_RDONLY, follow=True, owned=False)  # a link: the CLI reads its target too
     except (FileNotFoundError, NotADirectoryError):
         return None, None
+    except NotRegularFile:
+        return None, "is not a regular file"
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "is not a regular file"
-    if info.st_size > MAX_SETTINGS_BYTES:
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_SETTINGS_BYTES + 1)
+        except OSError as exc:
+            return None, f"cannot be read ({exc.strerror})"
+    if len(data) > MAX_SETTINGS_BYTES:
         return None, f"is larger than {MAX_SETTINGS_BYTES} bytes"
     try:
-        return parse(path.read_text(encoding="utf-8")), None
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
+        return parse(data.decode("utf-8")), None
     except (ValueError, RecursionError) as exc:  # JSON, TOML and UTF-8 errors are ValueErrors
         return None, f"does not parse ({' '.join(str(exc).split())[:80]})"
 
