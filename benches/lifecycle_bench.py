@@ -1,4 +1,4 @@
-"""Lifecycle benchmarks with the fake agent (tests/lifecycle_support) in real tmux on a private socket.
+"""Lifecycle benchmarks with the fake agent (testing/pao_testing/lifecycle) in real tmux on a private socket.
 
 * readiness: the fake agent draws its ready screen after a random 0.05-2.5 s of a
   still "starting" screen (the worst case for the backoff); latency is pao noticing
@@ -32,11 +32,11 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "testing"))
 
-from lifecycle_support.fake_host import FakeDetector, FakeHost  # noqa: E402
+from pao_testing.lifecycle.fake_host import FakeDetector, FakeHost  # noqa: E402
 
-RUN_PAO = str(ROOT / "tests" / "lifecycle_support" / "run_pao.py")
+RUN_PAO = str(ROOT / "testing" / "pao_testing" / "lifecycle" / "run_pao.py")
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
@@ -100,8 +100,8 @@ def _installed_fake_host(folder: Path, env: dict[str, str]) -> tuple[list[str], 
     metadata = folder / "pao_fake_host-0.dist-info"
     metadata.mkdir(parents=True)
     (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: pao-fake-host\nVersion: 0\n")
-    (metadata / "entry_points.txt").write_text("[pao]\nfake-host = lifecycle_support.fake_host:PLUGIN\n")
-    path = os.pathsep.join([str(ROOT / "tests"), str(folder), *filter(None, [env.get("PYTHONPATH")])])
+    (metadata / "entry_points.txt").write_text("[pao]\nfake-host = pao_testing.lifecycle.fake_host:PLUGIN\n")
+    path = os.pathsep.join([str(ROOT / "testing"), str(folder), *filter(None, [env.get("PYTHONPATH")])])
     script = Path(sys.executable).with_name("pao")
     return ([str(script)] if script.exists() else [sys.executable, "-m", "pao_core"]), {**env, "PYTHONPATH": path}
 

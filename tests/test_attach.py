@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from lifecycle_support.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
 from pao_testing.terminal import Tmux, user_terminal
 
 ENV_KEYS = ("PAO_HOME", "HOME", "PAO_TMUX_SOCKET", "PAO_LOAD_PLUGINS", "PAO_CONFIG", "PATH")

@@ -1,13 +1,13 @@
 """Fault suite, delivery: two ``pao spawn`` processes into one folder at once.
 
-Both spawns run for real (the fake agent in real tmux, tests/lifecycle_support), with a
+Both spawns run for real (the fake agent in real tmux, testing/pao_testing/lifecycle), with a
 host whose context file is ``CLAUDE.md`` and which already holds the user's own notes.
 (The delivery function alone, under many concurrent writers: tests/test_delivery.py.)
 """
 
 from __future__ import annotations
 
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.briefing import verify
 from pao_agents.delivery import BEGIN, END
 from pao_agents.registry import JsonRegistry

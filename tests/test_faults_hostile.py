@@ -1,7 +1,7 @@
 """Fault suite, hostile input end to end: names, folders, topics and memory text written to do harm.
 
 Through the real ``pao`` CLI, the embedded longterm store (``pao memory import``), the
-fake agent in real tmux (tests/lifecycle_support) and a host whose context file is
+fake agent in real tmux (testing/pao_testing/lifecycle) and a host whose context file is
 CLAUDE.md: no command runs, no escape byte reaches a terminal or a file, no secret
 reaches a briefing, and each rejected input gets one clear line (and starts nothing).
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lifecycle_support.fake_host import received
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fake_host import received
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_agents.delivery import BEGIN, END
 from pao_core.plugins import get_plugins, reset_plugins
 

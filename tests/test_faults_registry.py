@@ -1,7 +1,7 @@
 """Fault suite, registry: 16 processes x 100 random operations, and locks left by killed processes.
 
 Every operation goes through the registry API (what ``pao spawn``, ``kill`` and the
-lifecycle commands call; ``registry_support.workload``) and is written to its worker's
+lifecycle commands call; ``pao_testing.registry_workload``) and is written to its worker's
 journal; replaying the journals must give exactly the registry on disk: nothing lost,
 nothing duplicated. ``test_registry_postgres`` runs the same workload on two machines.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pao_core.files import lock_is_held, state_lock
 from pao_agents.registry import JsonRegistry
-from registry_support.workload import assert_holds, read_journal, record, replay
+from pao_testing.registry_workload import assert_holds, read_journal, record, replay
 
 WORKERS = 16
 OPERATIONS = 100
@@ -33,7 +33,7 @@ def test_sixteen_processes_of_random_operations_account_for_every_one(tmp_path: 
     (tmp_path / "config.toml").write_text('[machine]\nname = "here"\n')
     env = {**os.environ, "PAO_HOME": str(home), "PAO_CONFIG": str(tmp_path / "config.toml")}
     workers = [
-        subprocess.Popen([sys.executable, "-m", "registry_support.workload", str(w), str(OPERATIONS),
+        subprocess.Popen([sys.executable, "-m", "pao_testing.registry_workload", str(w), str(OPERATIONS),
                           str(journals / f"{w}.jsonl"), "derived"], cwd=TESTS, env=env, stderr=subprocess.PIPE, text=True)
         for w in range(WORKERS)
     ]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.hookspecs import hookimpl
 
 HOOK = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-by-the-repo"}]}]}}

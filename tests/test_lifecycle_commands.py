@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from lifecycle_support.fake_host import received
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fake_host import received
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_agents.registry import JsonRegistry
 
 
@@ -308,7 +308,7 @@ def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
     import subprocess
     import sys
 
-    from lifecycle_support.fixtures import RUN_PAO
+    from pao_testing.lifecycle.fixtures import RUN_PAO
 
     assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
     log = pao.workdir / "monitor.out"

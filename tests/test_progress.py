@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from lifecycle_support.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
 from pao_core.progress import CLEAR, Progress
 
 

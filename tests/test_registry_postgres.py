@@ -21,13 +21,13 @@ import attrs
 import psycopg
 import pytest
 
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
 from pao_core.plugins import get_plugins
 from pao_agents.registry import open_registry
 from pao_testing.postgres import ThrowawayCluster, free_port
-from registry_support.workload import COUNTER, assert_holds, read_journal, record, replay
+from pao_testing.registry_workload import COUNTER, assert_holds, read_journal, record, replay
 
 TESTS = Path(__file__).resolve().parent
 
@@ -70,7 +70,7 @@ class Machine:
     def workers(self, first: int, count: int, operations: int, journals: Path, *mode: str) -> list[subprocess.Popen]:
         return [
             subprocess.Popen(
-                [sys.executable, "-m", "registry_support.workload", str(w), str(operations), str(journals / f"{w}.jsonl"),
+                [sys.executable, "-m", "pao_testing.registry_workload", str(w), str(operations), str(journals / f"{w}.jsonl"),
                  *mode],
                 cwd=TESTS, env={**os.environ, **self.env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )

@@ -22,7 +22,9 @@ from typing import Iterator
 import psutil
 import pytest
 
-TESTS = Path(__file__).parent
+import pao_testing
+
+SUPPORT = Path(pao_testing.__file__).resolve().parents[1]  # the folder that holds pao_testing
 TOPIC = "fix the login bug"
 
 
@@ -35,13 +37,13 @@ class Console:
         site.mkdir(parents=True)
         (site / "METADATA").write_text("Metadata-Version: 2.1\nName: pao-probe\nVersion: 0\n")
         (site / "entry_points.txt").write_text(
-            "[pao]\nfake-host = lifecycle_support.fake_host:PLUGIN\nprobe = lifecycle_support.probe_plugin:PLUGIN\n")
+            "[pao]\nfake-host = pao_testing.lifecycle.fake_host:PLUGIN\nprobe = pao_testing.lifecycle.probe_plugin:PLUGIN\n")
         (root / "home").mkdir()
         (root / "config.toml").write_text('[spawn]\nhost = "fake"\nready_timeout = 20.0\n')
         env = {key: value for key, value in os.environ.items() if not key.startswith(("FAKE_AGENT_", "PAO_", "PROBE_"))}
         self.env = {**env, "PAO_HOME": str(root / "pao-home"), "HOME": str(root / "home"), "PAO_TMUX_SOCKET": self.socket,
                     "PAO_CONFIG": str(root / "config.toml"), "PROBE_OUT": str(self.probe),
-                    "PYTHONPATH": os.pathsep.join([str(TESTS), str(root / "site")])}
+                    "PYTHONPATH": os.pathsep.join([str(SUPPORT), str(root / "site")])}
         script = Path(sys.executable).with_name("pao")
         self.pao = [str(script)] if script.exists() else [sys.executable, "-m", "pao_core"]
 

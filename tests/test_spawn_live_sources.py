@@ -13,7 +13,7 @@ import pytest
 
 import pao_historyworker.hooks
 import pao_postgres.hooks
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.plugins import get_plugins
 
 

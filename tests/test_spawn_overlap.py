@@ -21,7 +21,7 @@ import attrs
 import psutil
 import pytest
 
-from lifecycle_support.fixtures import Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.contracts import MemoryBackend
 from pao_core.hookspecs import hookimpl
 from pao_core.models import MemoryItem
@@ -137,7 +137,7 @@ def test_a_spawn_refused_after_the_child_started_leaves_no_process(pao: Pao, whe
 MODULES_PROBE = """
 import json, os, sys
 sys.path.insert(0, os.environ["PROBE_TESTS"])
-from lifecycle_support.fake_host import FakeHostPlugin
+from pao_testing.lifecycle.fake_host import FakeHostPlugin
 from pao_core.cli import main
 from pao_core.hookspecs import hookimpl
 from pao_core.plugins import get_plugins

@@ -1,6 +1,6 @@
 """The interactive monitor, driven by Textual's own harness (``App.run_test()`` and Pilot) against real agents.
 
-The agents are the fake agent of ``tests/lifecycle_support`` in a real tmux server on a
+The agents are the fake agent of ``testing/pao_testing/lifecycle`` in a real tmux server on a
 private socket; the attach key runs in a real terminal (a pane of another tmux server).
 """
 
@@ -15,8 +15,8 @@ import time
 import uuid
 from typing import Callable
 
-from lifecycle_support.fake_host import received
-from lifecycle_support.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
+from pao_testing.lifecycle.fake_host import received
+from pao_testing.lifecycle.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
 from pao_agents.lifecycle import Agents
 from pao_agents.registry import JsonRegistry
 from pao_monitor.app import MonitorApp

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lifecycle_support.fake_host import FakeHostPlugin  # noqa: E402
+from pao_testing.lifecycle.fake_host import FakeHostPlugin  # noqa: E402
 
 from pao_core.cli import main  # noqa: E402
 from pao_core.plugins import get_plugins  # noqa: E402

@@ -1,6 +1,6 @@
 """A registry workload for many processes at once, journaled so that a test can account for every operation.
 
-``python -m registry_support.workload WORKER OPERATIONS JOURNAL [MIX]`` runs in a process of its
+``python -m pao_testing.registry_workload WORKER OPERATIONS JOURNAL [MIX]`` runs in a process of its
 own with the registry that ``pao`` would use there (``PAO_HOME``, ``PAO_CONFIG``: this
 machine's ``[machine] name`` and ``[registry] url``). Each operation is journaled twice, a
 ``try`` line before it and a ``done`` line after it, so that an operation interrupted by a

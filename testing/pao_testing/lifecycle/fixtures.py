@@ -1,6 +1,6 @@
 """Fixtures for lifecycle tests: private PAO_HOME/HOME, a private tmux server, the fake host.
 
-Import the fixtures into a test module (``from lifecycle_support.fixtures import ...``).
+Import the fixtures into a test module (``from pao_testing.lifecycle.fixtures import ...``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Iterator
 import attrs
 import pytest
 
-from lifecycle_support.fake_host import FakeHostPlugin
+from pao_testing.lifecycle.fake_host import FakeHostPlugin
 from pao_core.cli import main
 from pao_core.plugins import get_plugins, reset_plugins
 
