@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from pao_core import plugin_index
 from pao_core.config import load_config
 from pao_core.plugin_index import catalog_of as index_catalog
 from pao_core.plugins import Plugins, build_plugins
-from test_plugins import install_module_plugin
+from pao_testing.installed import imported, install_module_plugin, run, site  # noqa: F401  (site: a fixture)
 
 HELLO_PLUGIN = '''
 from pao_core import hookimpl
@@ -26,37 +25,6 @@ def pao_add_commands(subparsers, config):
     parser = subparsers.add_parser("hello", help="{help}")
     parser.set_defaults(func=lambda args, config: print("hello from an installed plugin") or 0)
 '''
-
-MODULES_AFTER = (
-    "import sys\n"
-    "from pao_core.cli import main\n"
-    "try:\n"
-    "    code = main(sys.argv[1:])\n"
-    "except SystemExit as exit:\n"
-    "    code = exit.code\n"
-    "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``pao ARGS`` as its own process, reporting on stderr which modules it imported."""
-    return subprocess.run([sys.executable, "-c", MODULES_AFTER, *args], check=False, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
-
-
-def imported(result: subprocess.CompletedProcess[str]) -> set[str]:
-    line = next(line for line in result.stderr.splitlines() if line.startswith("MODULES "))
-    return set(line.split()[1:])
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    """An empty folder on PYTHONPATH, where a user's ``pip install --target`` puts distributions."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    return folder
-
 
 def install_hello(site: Path, tmp_path: Path, help_text: str = "say hello from an installed plugin") -> None:
     source = tmp_path / "pao-hello-src"

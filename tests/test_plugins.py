@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pluggy
@@ -16,37 +15,10 @@ import pytest
 from pao_core import hookimpl
 from pao_core.contracts import MemoryBackend
 from pao_core.plugins import DEFAULT_PLUGINS, build_plugins, get_plugins
+from pao_testing.installed import install_module_plugin, pip_install_target
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_EXAMPLE = ROOT / "docs" / "examples" / "pao-notes"
-
-
-def pip_install_target(source: Path, target: Path) -> None:
-    """Install a distribution into ``target`` the way a user's ``pip install`` would (offline)."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), str(source)],
-        check=True, capture_output=True, text=True, timeout=180,
-    )
-
-
-def install_module_plugin(source: Path, target: Path, name: str, code: str) -> None:
-    """Build ``pao-NAME`` (one module ``pao_NAME``, entry point ``NAME``) in ``source``; install it into ``target``."""
-    source.mkdir(parents=True, exist_ok=True)
-    (source / "pyproject.toml").write_text(textwrap.dedent(f"""
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "pao-{name}"
-        version = "0.0.1"
-        [project.entry-points.pao]
-        {name} = "pao_{name}"
-        [tool.setuptools]
-        py-modules = ["pao_{name}"]
-    """))
-    (source / f"pao_{name}.py").write_text(code)
-    pip_install_target(source, target)
 
 
 @pytest.fixture(scope="session")

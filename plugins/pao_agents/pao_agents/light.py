@@ -53,7 +53,7 @@ RECORD_FIELDS: Mapping[str, Any] = {
     "state": STATES, "pid": (int, type(None)), "session_id": MAYBE_TEXT, "briefing_hash": MAYBE_TEXT,
     "created_at": dt.datetime, "updated_at": dt.datetime, "extra": (dict,),
 }
-"""``AgentRecord``'s fields as ``agents.json`` keeps them (tests/test_light_list.py holds the two together)."""
+"""``AgentRecord``'s fields as ``agents.json`` keeps them (plugins/pao_agents/tests/test_light_list.py holds the two together)."""
 
 
 # -- shared by the full command and the light one ---------------------------------------------------------

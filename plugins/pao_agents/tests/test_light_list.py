@@ -22,8 +22,7 @@ from pao_agents.registry import JsonRegistry
 from pao_core.models import AgentRecord
 from pao_core.paths import cache_path
 from pao_testing.claude_cli import PrivateTmux
-from test_plugin_index import imported, run, site  # noqa: F401  (site: a fixture)
-from test_plugins import install_module_plugin
+from pao_testing.installed import imported, install_module_plugin, run, site  # noqa: F401  (site: a fixture)
 
 HEAVY = {"pluggy", "attrs", "cattrs", "pao_core.plugins", "pao_core.config", "pao_core.models", "libtmux",
          "pao_machines.route", "pao_machines.ssh", "pao_agents.registry", "pao_agents.lifecycle", "pao_tmux.driver"}

@@ -2,7 +2,7 @@
 
 Both spawns run for real (the fake agent in real tmux, testing/pao_testing/lifecycle), with a
 host whose context file is ``CLAUDE.md`` and which already holds the user's own notes.
-(The delivery function alone, under many concurrent writers: tests/test_delivery.py.)
+(The delivery function alone, under many concurrent writers: plugins/pao_agents/tests/test_delivery.py.)
 """
 
 from __future__ import annotations
