@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Capture golden screens of the pinned Codex and Gemini CLIs into tests/data/screens/HOST/.
+"""Capture golden screens of the pinned Codex and Gemini CLIs into plugins/pao_hosts/tests/data/screens/HOST/.
 
 Run from the repository root: ``.venv/bin/python scripts/capture_host_screens.py [codex|gemini ...]``.
 As root it re-runs itself inside a loopback-only network namespace. Each scenario
@@ -60,7 +60,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
 
     case = CASES[host]
     detector = {"codex": CODEX_SCREEN, "gemini": GEMINI_SCREEN}[host]
-    out = ROOT / "tests" / "data" / "screens" / host
+    out = ROOT / "plugins" / "pao_hosts" / "tests" / "data" / "screens" / host
     out.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.gettempdir()) / "pao-golden" / f"{host}-{scenario}"
     shutil.rmtree(base, ignore_errors=True)

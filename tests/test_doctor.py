@@ -1,7 +1,7 @@
 """``pao doctor``: every failure path with the real part broken (PostgreSQL, an HTTP port, files, tmux).
 
 The host CLI is a stand-in script that prints a pinned Claude Code version (the real
-CLI's ``--version`` is read by tests/test_host_profiles.py); everything else is real:
+CLI's ``--version`` is read by plugins/pao_hosts/tests/test_host_profiles.py); everything else is real:
 the embedded stores loaded by ``pao memory import`` and ``pao history index``, a
 throwaway PostgreSQL cluster, a closed loopback port, a private tmux server.
 """

@@ -41,7 +41,7 @@ FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}
 """The mode line the ready screen shows (measured on 2.0.77 and 2.1.332); other modes accept any."""
 
 KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
-"""Versions whose screens and pre-seed facts pao was measured against (goldens in tests/data/screens)."""
+"""Versions whose screens and pre-seed facts pao was measured against (goldens in plugins/pao_hosts/tests/data/screens)."""
 
 SETTINGS = "claude-settings.json"
 SETTINGS_LIMIT = 1024 * 1024

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 NAME = "codex"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
-"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/codex)."""
+"""Versions whose screens and settings pao was measured against (goldens in plugins/pao_hosts/tests/data/screens/codex)."""
 INSTALL_HINT = "install Codex CLI (npm install -g @openai/codex) or set PAO_CODEX_COMMAND"
 UNATTENDED = ("--no-daemon", "--dangerously-bypass-approvals-and-sandbox")
 ASKING = ("--no-daemon", "--ask-for-approval", "on-request")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 NAME = "gemini"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
-"""Versions whose screens and settings pao was measured against (goldens in tests/data/screens/gemini)."""
+"""Versions whose screens and settings pao was measured against (goldens in plugins/pao_hosts/tests/data/screens/gemini)."""
 INSTALL_HINT = "install Gemini CLI (npm install -g @google/gemini-cli; node 20 or newer) or set PAO_GEMINI_COMMAND"
 UNATTENDED = ("--yolo",)
 """Bypass: every tool call is accepted without asking."""
