@@ -17,5 +17,5 @@ os.environ.setdefault("PAO_EMBEDDINGS_CACHE", str(Path(__file__).resolve().paren
 os.environ["PAO_WARM_SEARCHER"] = "0"
 
 # No test leaves a background embedding job behind in a folder it is about to delete: the jobs'
-# own tests (tests/test_background_embedding.py) turn them on.
+# own tests (plugins/pao_embeddings/tests/test_background_embedding.py) turn them on.
 os.environ["PAO_BACKGROUND_EMBEDDING"] = "0"
