@@ -19,7 +19,9 @@ from pao_eval.evaluate import CorpusError, Query, QueryRun, load_stores, score
 from pao_core.models import Briefing, MemoryItem
 from pao_core.plugins import build_plugins
 
-CORPUS = Path(__file__).parent / "data" / "eval"
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
+"""The project's labelled corpora, shared with the root tests and the benches."""
+CORPUS = DATA / "eval"
 
 
 @pytest.fixture
@@ -153,7 +155,7 @@ def test_second_corpus_scores_through_the_same_scorer(pao, tmp_path: Path) -> No
     benches/retrieval_fit.py, docs/benchmarks.md). Its observations are loaded with their
     vectors, as `pao memory import` does."""
     corpus = tmp_path / "eval2"
-    shutil.copytree(Path(__file__).parent / "data" / "eval2", corpus)
+    shutil.copytree(DATA / "eval2", corpus)
     done = pao("eval", str(corpus), "--split", "all", "--json", "--repeat", "1", timeout=EVAL_TIMEOUT)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
