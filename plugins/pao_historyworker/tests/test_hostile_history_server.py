@@ -23,9 +23,11 @@ from typing import Iterator
 
 import pytest
 
-from pao_core.cli import main
+from history_support import eval_transcripts
 
-EVAL_TRANSCRIPTS = Path(__file__).parent / "data" / "eval" / "transcripts"
+from pao_core.cli import main
+from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test in a home of its own)
+
 PAO = str(Path(sys.executable).with_name("pao"))
 QUERY = "delete the rostra-ci IAM access key"
 
@@ -34,7 +36,7 @@ QUERY = "delete the rostra-ci IAM access key"
 def server(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int, str]]:
     """``pao history serve`` as its own process: (host, port, token read from its file)."""
     Path(os.environ["PAO_CONFIG"]).write_text("[backends.history]\nsemantic = false\n")  # lexical: a quick index
-    assert main(["history", "index", str(EVAL_TRANSCRIPTS)]) == 0
+    assert main(["history", "index", str(eval_transcripts())]) == 0
     process = subprocess.Popen([PAO, "history", "serve", "--port", "0"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     try:
