@@ -21,6 +21,7 @@ import attrs
 import psycopg
 import pytest
 
+from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test in a home of its own)
 from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
