@@ -29,7 +29,7 @@ from pao_agents.delivery import deliver
 from pao_agents.lifecycle import agent_environment
 from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
 from pao_core.gather import brief
-from pao_agents.spawn import channels
+from pao_agents.session import channels
 from pao_core.plugins import build_plugins
 from pao_agents.readiness import ScreenReader
 from pao_testing.host_cases import CASES

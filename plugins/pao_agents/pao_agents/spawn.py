@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -19,6 +17,7 @@ from pao_agents.conversation import send_text
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
+from pao_agents.session import channels, deliver_briefing, host_command
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
 from pao_core.contracts import McpWiring
@@ -85,8 +84,7 @@ def spawn(
     configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then. Step 1 also decides
     the folder's trust (:mod:`pao_agents.trust`); ``let_cli_ask`` overrides ``[trust] let_cli_ask``.
     """
-    steps: list[tuple[str, float]] = []
-    clock = _StepClock(steps, report)
+    clock = _StepClock([], report)
     early = _gather_early(topic, folder, config, plugins) if parallel and briefing is None and not worktree else None
     env = dict(os.environ if environ is None else environ)
     try:
@@ -98,146 +96,107 @@ def spawn(
         if early is not None:
             early.briefing.cancel()
         raise
-    host_agent, driver = plan.host, plan.driver
-    request = attrs.evolve(plan.request, name=record.name)
-    clock.done("1 validate", f"{record.name} in {request.folder} ({request.host} on {request.terminal})")
-    target, gate, extra = "", "", dict(record.extra)
+    underway = _Underway(agents, plan, clock, attrs.evolve(plan.request, name=record.name), dict(record.extra))
+    clock.done("1 validate", f"{record.name} in {plan.request.folder} ({plan.request.host} on {plan.request.terminal})")
     try:
+        underway.open_window(worktree)
+        briefing = underway.briefing(early, briefing)
+        wiring, delivered = underway.write_session(briefing, env, mcp)
+        state = underway.start(env, wiring, str(delivered["briefing_file"]))
+        record = underway.register(record, state, briefing)
+    except BaseException as exc:
+        underway.abandon(exc, early)
+        raise
+    plugins.agent_spawned(record)
+    return Spawned(record, tuple(clock.steps), briefing)
+
+
+@attrs.define
+class _Underway:
+    """A spawn past step 1: what it made so far (the window, its gate, what it wrote), which a failure undoes."""
+
+    agents: AgentContext
+    plan: Plan
+    clock: _StepClock
+    request: SpawnRequest
+    extra: dict[str, Any]
+    target: str = ""
+    gate: str = ""
+
+    def open_window(self, worktree: bool) -> None:
+        """The agent's folder (a new worktree of it when asked) and its window, which opens now and waits: its agent
+        starts only once everything it reads at start-up is written."""
         if worktree:
-            request, extra["worktree"] = _in_worktree(request, config)
-            clock.done("1 worktree", request.folder)
-        # the window opens now and waits: its agent starts only once everything it reads at start-up is written
-        gate = launch.open_gate()
-        target = driver.spawn(request.name, request.folder, launch.gate_argv(gate), {})
-        clock.done("1 window", f"{target}, waiting for its agent")
+            self.request, self.extra["worktree"] = _in_worktree(self.request, self.agents.config)
+            self.clock.done("1 worktree", self.request.folder)
+        self.gate = launch.open_gate()
+        self.target = self.plan.driver.spawn(self.request.name, self.request.folder, launch.gate_argv(self.gate), {})
+        self.clock.done("1 window", f"{self.target}, waiting for its agent")
+
+    def briefing(self, early: _Early | None, given: Briefing | None) -> Briefing:
+        """Steps 2-3: the briefing given, else the one gathered early for this topic and folder, else gathered here."""
+        config, request, briefing = self.agents.config, self.request, given
         if early is not None:  # the same topic and folder unless a worktree moved it (then gathered here)
             if (early.topic, early.folder) == (request.topic, request.folder):
                 briefing = early.briefing.result(config.gather.deadline + EARLY_GATHER_GRACE)
             early.briefing.cancel()
-        briefing = briefing or _brief_here(request.topic, request.folder, config, plugins)
-        clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
-        request, delivered = _deliver(request, briefing, host_agent, config, plugins)
-        extra.update(delivered)
+        briefing = briefing or _brief_here(request.topic, request.folder, config, self.agents.plugins)
+        self.clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
+        return briefing
+
+    def write_session(self, briefing: Briefing, env: Mapping[str, str], mcp: bool) -> tuple[McpWiring, dict[str, Any]]:
+        """Steps 4-5: the briefing and session files, the MCP wiring, the host's trust pre-seed."""
+        config, plugins, host_agent = self.agents.config, self.agents.plugins, self.plan.host
+        request, delivered = deliver_briefing(self.request, briefing, host_agent, config, plugins)
+        self.extra.update(delivered)
         wiring = agentdir.session_mcp(request, host_agent, config, plugins, env) if mcp else McpWiring()
-        request = attrs.evolve(request, mcp_args=wiring.args)
-        extra["mcp"] = [server.name for server in wiring.servers]
-        clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
-        extra.update(preseed_step(host_agent, request.folder, plan.trust))
-        clock.done("5 pre-seed", f"{host_agent.name}: {plan.trust.why}" if plan.trust.preseed else "none: the CLI asks")
-        command = _command(host_agent, request, env)
-        env = agent_environment(env, {**host_agent.environment(request), **wiring.env})
-        launch.release_gate(gate, command, env)
-        clock.done("6 spawn", target)
-        reader = agents.reader(request.host)
-        ready = wait_or_ask(driver, target, reader, config.spawn.ready_timeout, request, plan.trust)
-        clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
-        state = "waiting" if ready.verdict.state == "blocked" else "busy" if request.prompt else "ready"
+        self.request = attrs.evolve(request, mcp_args=wiring.args)
+        self.extra["mcp"] = [server.name for server in wiring.servers]
+        self.clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
+        self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
+        trust = self.plan.trust
+        self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
+        return wiring, delivered
+
+    def start(self, env: Mapping[str, str], wiring: McpWiring, briefing_file: str) -> str:
+        """Steps 6-7: the agent starts in its window; once it is ready, the nudge. Returns the agent's state."""
+        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
+        command = host_command(host_agent, request, env)
+        launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}))
+        self.clock.done("6 spawn", self.target)
+        reader = self.agents.reader(request.host)
+        ready = wait_or_ask(driver, self.target, reader, self.agents.config.spawn.ready_timeout, request, self.plan.trust)
+        self.clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
         if ready.verdict.state == "blocked":
-            extra["waiting_for"] = ready.verdict.reason
-        elif request.nudge and not request.prompt:
-            text = host_agent.nudge(request, str(delivered["briefing_file"]))
-            send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
-            state = "busy"
-            clock.done("7 nudge", "submitted")
+            self.extra["waiting_for"] = ready.verdict.reason
+            return "waiting"
+        if request.nudge and not request.prompt:
+            text = host_agent.nudge(request, briefing_file)
+            send_text(driver, self.target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
+            self.clock.done("7 nudge", "submitted")
+            return "busy"
+        return "busy" if request.prompt else "ready"
+
+    def register(self, record: AgentRecord, state: str, briefing: Briefing) -> AgentRecord:
+        """The registration completes: until here the record only held the name."""
+        host_agent, request = self.plan.host, self.request
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
         # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
-        record = agents.set_state(  # the registration completed: until here the record only held the name
-            request.name,
-            state,
-            source="spawn",
-            folder=request.folder,
-            target=target,
-            pid=driver.pid(target),
-            session_id=session,
-            briefing_hash=briefing.content_hash,
-            extra=extra,
+        return self.agents.set_state(
+            request.name, state, source="spawn", folder=request.folder, target=self.target,
+            pid=self.plan.driver.pid(self.target), session_id=session, briefing_hash=briefing.content_hash, extra=self.extra,
         )
-    except BaseException as exc:
+
+    def abandon(self, exc: BaseException, early: _Early | None) -> None:
+        """Undo what this spawn made; a registry that could not be told is one clear error naming the name it holds."""
         if early is not None:
             early.briefing.cancel()
-        if gate:
-            launch.close_gate(gate)
-        if not _abandon(agents, request.name, driver, target, extra, host_agent) and isinstance(exc, Exception):
-            raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
-                           f"(free it once the registry answers: pao kill --forget {request.name})") from None
-        raise
-    plugins.agent_spawned(record)
-    return Spawned(record, tuple(steps), briefing)
-
-
-def _deliver(
-    request: SpawnRequest, briefing: Briefing, host_agent: HostAgent, config: PaoConfig, plugins: Plugins
-) -> tuple[SpawnRequest, dict[str, Any]]:
-    """Step 4: the briefing into the agent's private folder (the host's session channel) or into the folder.
-
-    Returns the request completed with what the command line needs (the agent's
-    folder, the first prompt) and what the record keeps about the delivery.
-    """
-    channel = channels(host_agent)
-    if channel.session and config.spawn.delivery == "session":
-        folder = agentdir.fresh_agent_dir(config.home, request.name)
-        request = attrs.evolve(request, agent_dir=str(folder))
-        prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
-        request = attrs.evolve(request, prompt=prompt)
-        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown})  # first: session files may be made from it
-        agentdir.write_private(folder, host_agent.session_files(request))
-        plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
-        return request, {
-            "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
-            "agent_dir": str(folder), "events": _event_channel(host_agent, request, channel),
-        }
-    from pao_agents.delivery import deliver  # loaded on use, not at start-up
-
-    block = host_agent.context_block(config.briefing.filename, briefing.markdown)
-    created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
-    done = deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block, plugins=plugins)
-    wrote = {"briefing_file": str(done.briefing_path), "context_file": str(done.context_path), "context_created": created}
-    return request, {"delivery": "file", **wrote}
-
-
-def _event_channel(host_agent: HostAgent, request: SpawnRequest, channel: Channels) -> str | None:
-    """The host's event channel, unless its settings keep pao's hooks from running: then the screen tells."""
-    silenced = host_agent.events_silenced(request.folder) if channel.events else None
-    if silenced:
-        from pao_core.sanitize import strip_controls  # only here: start-up stays light
-
-        print(f"pao: {strip_controls(silenced)}: {request.name}'s state comes from its screen", file=sys.stderr)
-        return None
-    return channel.events
-
-
-@attrs.frozen
-class Channels:
-    """What a host's CLI offers pao besides its screen (``pao_hosts.common.CliProfile`` documents each)."""
-
-    session: str | None = None
-    events: str | None = None
-    chooses_session_id: bool = False
-    first_prompt: bool = False
-
-
-def channels(host_agent: HostAgent) -> Channels:
-    """The host's channels; a host that declares none is driven through its screen and a context file."""
-    return Channels(
-        host_agent.session_channel,
-        host_agent.event_channel,
-        host_agent.chooses_session_id,
-        host_agent.takes_first_prompt,
-    )
-
-
-def _command(host_agent: HostAgent, request: SpawnRequest, env: Mapping[str, str]) -> list[str]:
-    """The host's command for this request, made once per spawn; refused (before any process starts) if unsafe."""
-    command = host_agent.command(request)
-    if not command:
-        raise ValidationError(f"host {host_agent.name}: empty command")
-    for word in command:
-        reject_control(word, f"host {host_agent.name}'s command")
-    program = command[0]
-    found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
-    if not found or not os.access(found, os.X_OK):
-        raise ValidationError(f"host {host_agent.name}: command {program!r} is not installed or not executable")
-    return command
+        if self.gate:
+            launch.close_gate(self.gate)
+        name = self.request.name
+        if not _abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
+            raise PaoError(f"{describe(exc)}; {name} was not started, but the registry still holds its name "
+                           f"(free it once the registry answers: pao kill --forget {name})") from None
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
