@@ -33,6 +33,42 @@ def pao_briefing_deliverers(config: PaoConfig, plugins: Plugins) -> list[Briefin
 
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    _add_spawn(subparsers, config)
+
+    listing = subparsers.add_parser("list", help="list the agents pao started")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=run_list, light="pao_agents.light:light_list")
+
+    status = subparsers.add_parser("status", help="show one agent: record and what its screen says now")
+    status.add_argument("name", metavar="NAME")
+    status.add_argument("--screen", action="store_true", help="also print the agent's current screen")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(func=run_status)
+
+    send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
+    send.add_argument("name", metavar="NAME")
+    send.add_argument("text", metavar="TEXT")
+    send.add_argument("--json", action="store_true", help=JSON_HELP)
+    send.set_defaults(func=run_send)
+
+    broadcast = subparsers.add_parser("broadcast", help="send TEXT to every running agent")
+    broadcast.add_argument("text", metavar="TEXT")
+    broadcast.add_argument("--only", metavar="NAMES", help="comma-separated agent names")
+    broadcast.add_argument("--json", action="store_true", help=JSON_HELP)
+    broadcast.set_defaults(func=run_broadcast)
+
+    _add_process_commands(subparsers, config)
+
+    from pao_agents.trust import add_command  # its parser only: the command's code loads on use
+
+    add_command(subparsers)
+
+    attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
+    attach.add_argument("name", metavar="NAME")
+    attach.set_defaults(func=run_attach)
+
+
+def _add_spawn(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     spawn = subparsers.add_parser("spawn", help="start a primed agent on TOPIC")
     spawn.add_argument("topic", metavar="TOPIC", help="what the agent works on; may name its folder (in ~/code/api)")
     spawn.add_argument("--folder", metavar="DIR", help="the agent's working folder (default: named in TOPIC, or .)")
@@ -60,28 +96,9 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     spawn.add_argument("--briefing-stdin", action="store_true", help=argparse.SUPPRESS)  # spawn --on's remote half
     spawn.set_defaults(func=run_spawn, light="pao_agents.ahead:before_spawn")  # it starts the spawn's helpers
 
-    listing = subparsers.add_parser("list", help="list the agents pao started")
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(func=run_list, light="pao_agents.light:light_list")
 
-    status = subparsers.add_parser("status", help="show one agent: record and what its screen says now")
-    status.add_argument("name", metavar="NAME")
-    status.add_argument("--screen", action="store_true", help="also print the agent's current screen")
-    status.add_argument("--json", action="store_true", help="print JSON")
-    status.set_defaults(func=run_status)
-
-    send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
-    send.add_argument("name", metavar="NAME")
-    send.add_argument("text", metavar="TEXT")
-    send.add_argument("--json", action="store_true", help=JSON_HELP)
-    send.set_defaults(func=run_send)
-
-    broadcast = subparsers.add_parser("broadcast", help="send TEXT to every running agent")
-    broadcast.add_argument("text", metavar="TEXT")
-    broadcast.add_argument("--only", metavar="NAMES", help="comma-separated agent names")
-    broadcast.add_argument("--json", action="store_true", help=JSON_HELP)
-    broadcast.set_defaults(func=run_broadcast)
-
+def _add_process_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    """The commands that end, pause, resume or checkpoint one agent's process."""
     for command, help_text, func in (
         ("kill", "end an agent's process and forget it", run_kill),
         ("pause", "checkpoint an agent and end its process; 'pao resume' brings it back", run_pause),
@@ -105,14 +122,6 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                 help="also remove what pao added for the agent: its worktree (spawn --worktree; refused while it has "
                      "uncommitted changes) and the CLI's trust entries for its folder",
             )
-
-    from pao_agents.trust import add_command  # its parser only: the command's code loads on use
-
-    add_command(subparsers)
-
-    attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
-    attach.add_argument("name", metavar="NAME")
-    attach.set_defaults(func=run_attach)
 
 
 def _seconds(text: str) -> float:
