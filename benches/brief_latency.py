@@ -52,10 +52,8 @@ def main() -> int:
     # every module edited since its last .pyc (a sandbox's PYTHONDONTWRITEBYTECODE)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    from pao_core import briefing as briefing_mod
     from pao_core.config import load_config
     from pao_eval.evaluate import load_queries, load_stores
-    from pao_core.gather import gather
     from pao_core.plugins import get_plugins
 
     with tempfile.TemporaryDirectory(prefix="pao-bench-") as tmp:
@@ -68,66 +66,9 @@ def main() -> int:
         plugins = get_plugins()
         load_stores(args.corpus, config, plugins)
         topics = [query.topic for query in load_queries(args.corpus, "dev")]
-        backends = plugins.memory_backends(config)
-
-        from pao_core.gather import brief
-
-        brief(topics[0], config=config, plugins=plugins, backends=backends)
-        whole, compose, per_backend, cpu = [], [], {}, []
-        for _ in range(args.rounds):
-            for topic in topics:
-                started, started_cpu = time.perf_counter(), time.process_time()
-                results = gather(backends, topic, limit=config.gather.limit, timeout=config.gather.deadline)
-                gathered = time.perf_counter()
-                briefing_mod.compose(topic, folders=(), results=results, config=config, plugins=plugins,
-                                     started=time.monotonic())
-                done = time.perf_counter()
-                cpu.append((time.process_time() - started_cpu) * 1000)  # every thread of this process
-                whole.append((done - started) * 1000)
-                compose.append((done - gathered) * 1000)
-                for name, result in results.items():
-                    per_backend.setdefault(name, []).append(result.elapsed_ms)
-
-        # the default install (semantic + lexical) and both stores lexical only, interleaved so
-        # that both see the same load; CPU time is what a busy machine does not inflate much
-        lexical_config = Path(tmp) / "lexical.toml"
-        lexical_config.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nsemantic = false\n")
-        cli: dict[str, list[float]] = {"semantic": [], "lexical": []}
-        cli_cpu: dict[str, list[float]] = {"semantic": [], "lexical": []}
-        # a cache folder of the run's own, as a user's is (the plugin index, the prepared weights): a shared
-        # ~/.cache/pao is rewritten by every other checkout's pao, which makes each run a complete plugin load
-        cache = {"XDG_CACHE_HOME": str(Path(tmp) / "cache")}
-        for variant in ("semantic", "lexical"):  # once each, unmeasured: the caches a user's earlier runs made
-            subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[0]], check=True, capture_output=True,
-                           env={**os.environ, "PAO_HOME": str(home), **cache,
-                                **({"PAO_CONFIG": str(lexical_config)} if variant == "lexical" else {})})
-        for index in range(args.cli_runs):
-            for variant in ("semantic", "lexical"):
-                env = {**os.environ, "PAO_HOME": str(home), **cache}
-                if variant == "lexical":
-                    env["PAO_CONFIG"] = str(lexical_config)
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                started = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[index % len(topics)]],
-                               check=True, capture_output=True, env=env)
-                cli[variant].append((time.perf_counter() - started) * 1000)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cli_cpu[variant].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
-
-    report = {
-        "queries": len(topics),
-        "rounds": args.rounds,
-        "in_process_brief_ms": figures(whole),
-        "compose_ms": figures(compose),
-        "backend_search_ms": {name: figures(values) for name, values in per_backend.items()},
-        "in_process_brief_cpu_ms": figures(cpu),
-        "pao_brief_process_ms": figures(cli["semantic"]),
-        "pao_brief_process_cpu_ms": figures(cli_cpu["semantic"]),
-        "pao_brief_process_lexical_ms": figures(cli["lexical"]),
-        "pao_brief_process_lexical_cpu_ms": figures(cli_cpu["lexical"]),
-        "load_average": os.getloadavg()[0],
-        "target_in_process_p50_ms": 50.0,
-    }
+        report = {"queries": len(topics), "rounds": args.rounds, **_in_process(topics, config, plugins, args.rounds)}
+        report.update(_whole_process(Path(tmp), home, topics, args.cli_runs))
+    report.update({"load_average": os.getloadavg()[0], "target_in_process_p50_ms": 50.0})
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -138,6 +79,71 @@ def main() -> int:
             print(f"  {name:<16} {values}")
         print(f"pao brief process  {report['pao_brief_process_ms']}  ({args.cli_runs} runs)")
     return 0
+
+
+def _in_process(topics: list[str], config, plugins, rounds: int) -> dict:
+    """``brief`` in this process for every topic, ``rounds`` times after one warm-up: the whole call, composition
+    alone, each backend's search, and the CPU time of every thread."""
+    from pao_core import briefing as briefing_mod
+    from pao_core.gather import brief, gather
+
+    backends = plugins.memory_backends(config)
+    brief(topics[0], config=config, plugins=plugins, backends=backends)
+    whole, compose, per_backend, cpu = [], [], {}, []
+    for _ in range(rounds):
+        for topic in topics:
+            started, started_cpu = time.perf_counter(), time.process_time()
+            results = gather(backends, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+            gathered = time.perf_counter()
+            briefing_mod.compose(topic, folders=(), results=results, config=config, plugins=plugins,
+                                 started=time.monotonic())
+            done = time.perf_counter()
+            cpu.append((time.process_time() - started_cpu) * 1000)  # every thread of this process
+            whole.append((done - started) * 1000)
+            compose.append((done - gathered) * 1000)
+            for name, result in results.items():
+                per_backend.setdefault(name, []).append(result.elapsed_ms)
+    return {
+        "in_process_brief_ms": figures(whole),
+        "compose_ms": figures(compose),
+        "backend_search_ms": {name: figures(values) for name, values in per_backend.items()},
+        "in_process_brief_cpu_ms": figures(cpu),
+    }
+
+
+def _whole_process(tmp: Path, home: Path, topics: list[str], runs: int) -> dict:
+    """``pao brief TOPIC`` as a new process ``runs`` times: the default install (semantic + lexical) and both
+    stores lexical only, interleaved so that both see the same load; CPU time is what a busy machine does not
+    inflate much."""
+    lexical_config = tmp / "lexical.toml"
+    lexical_config.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nsemantic = false\n")
+    cli: dict[str, list[float]] = {"semantic": [], "lexical": []}
+    cli_cpu: dict[str, list[float]] = {"semantic": [], "lexical": []}
+    # a cache folder of the run's own, as a user's is (the plugin index, the prepared weights): a shared
+    # ~/.cache/pao is rewritten by every other checkout's pao, which makes each run a complete plugin load
+    cache = {"XDG_CACHE_HOME": str(tmp / "cache")}
+    for variant in ("semantic", "lexical"):  # once each, unmeasured: the caches a user's earlier runs made
+        subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[0]], check=True, capture_output=True,
+                       env={**os.environ, "PAO_HOME": str(home), **cache,
+                            **({"PAO_CONFIG": str(lexical_config)} if variant == "lexical" else {})})
+    for index in range(runs):
+        for variant in ("semantic", "lexical"):
+            env = {**os.environ, "PAO_HOME": str(home), **cache}
+            if variant == "lexical":
+                env["PAO_CONFIG"] = str(lexical_config)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[index % len(topics)]],
+                           check=True, capture_output=True, env=env)
+            cli[variant].append((time.perf_counter() - started) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cli_cpu[variant].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return {
+        "pao_brief_process_ms": figures(cli["semantic"]),
+        "pao_brief_process_cpu_ms": figures(cli_cpu["semantic"]),
+        "pao_brief_process_lexical_ms": figures(cli["lexical"]),
+        "pao_brief_process_lexical_cpu_ms": figures(cli_cpu["lexical"]),
+    }
 
 
 if __name__ == "__main__":

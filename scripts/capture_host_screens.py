@@ -62,13 +62,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
     detector = {"codex": CODEX_SCREEN, "gemini": GEMINI_SCREEN}[host]
     out = ROOT / "plugins" / "pao_hosts" / "tests" / "data" / "screens" / host
     out.mkdir(parents=True, exist_ok=True)
-    base = Path(tempfile.gettempdir()) / "pao-golden" / f"{host}-{scenario}"
-    shutil.rmtree(base, ignore_errors=True)
-    home, folder = base / "home", base / "project"
-    home.mkdir(parents=True)
-    folder.mkdir()
-    if git:
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    base, home, folder = _fresh_project(host, scenario, git)
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
            "PAO_HOME": str(base / "pao"), "PAO_CONFIG": os.devnull, case.command_variable: str(case.binary)}
     with case.make_stub() as stub:
@@ -113,6 +107,18 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
                 _save(out / "ready-after-turn.txt", done[-1].screen)
         finally:
             tmux.close()
+
+
+def _fresh_project(host: str, scenario: str, git: bool) -> tuple[Path, Path, Path]:
+    """An empty HOME and project folder (a git repository when the scenario wants one) for one capture."""
+    base = Path(tempfile.gettempdir()) / "pao-golden" / f"{host}-{scenario}"
+    shutil.rmtree(base, ignore_errors=True)
+    home, folder = base / "home", base / "project"
+    home.mkdir(parents=True)
+    folder.mkdir()
+    if git:
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return base, home, folder
 
 
 def _until_text(tmux, pane, classify, text):
