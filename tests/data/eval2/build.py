@@ -106,26 +106,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
-def main() -> int:
-    taxonomy: dict[str, list[str]] = {}
-    labels, memory, hazards = [], [], []
-    hostile = {}
-    for entity, text, detail in HOSTILE:
-        hostile.setdefault(entity, []).append((text, detail))
-    for name, kind, domain, subtopic, observations in ENTITIES:
-        taxonomy.setdefault(domain, [])
-        if subtopic not in taxonomy[domain]:
-            taxonomy[domain].append(subtopic)
-        observations = list(observations)
-        for text, detail in hostile.get(name, ()):
-            hazards.append({"id": f"obs:{name}#{len(observations)}", "hazard": "hostile", "detail": detail})
-            observations.append(text)
-        memory.append({"type": "entity", "name": name, "entityType": kind, "observations": observations})
-        labels += [{"id": f"obs:{name}#{i}", "domain": domain, "subtopic": subtopic} for i in range(len(observations))]
-    hazards += [{"id": item, "hazard": "secret", "detail": detail} for item, detail in SECRET_ITEMS.items()]
-    memory += [{"type": "relation", "from": a, "to": b, "relationType": kind} for a, b, kind in RELATIONS]
-    write_jsonl(HERE / "memory.jsonl", memory)
-
+def write_transcripts(taxonomy: dict[str, list[str]], labels: list[dict], hazards: list[dict]) -> None:
+    """SESSIONS as Claude Code transcripts, one file per session; each message's label (and hazard) is added."""
     transcripts = HERE / "transcripts"
     for old in sorted(transcripts.glob("*/*.jsonl")) if transcripts.exists() else []:
         old.unlink()
@@ -158,6 +140,28 @@ def main() -> int:
         if subtopic not in taxonomy[domain]:
             taxonomy[domain].append(subtopic)
 
+
+def main() -> int:
+    taxonomy: dict[str, list[str]] = {}
+    labels, memory, hazards = [], [], []
+    hostile = {}
+    for entity, text, detail in HOSTILE:
+        hostile.setdefault(entity, []).append((text, detail))
+    for name, kind, domain, subtopic, observations in ENTITIES:
+        taxonomy.setdefault(domain, [])
+        if subtopic not in taxonomy[domain]:
+            taxonomy[domain].append(subtopic)
+        observations = list(observations)
+        for text, detail in hostile.get(name, ()):
+            hazards.append({"id": f"obs:{name}#{len(observations)}", "hazard": "hostile", "detail": detail})
+            observations.append(text)
+        memory.append({"type": "entity", "name": name, "entityType": kind, "observations": observations})
+        labels += [{"id": f"obs:{name}#{i}", "domain": domain, "subtopic": subtopic} for i in range(len(observations))]
+    hazards += [{"id": item, "hazard": "secret", "detail": detail} for item, detail in SECRET_ITEMS.items()]
+    memory += [{"type": "relation", "from": a, "to": b, "relationType": kind} for a, b, kind in RELATIONS]
+    write_jsonl(HERE / "memory.jsonl", memory)
+
+    write_transcripts(taxonomy, labels, hazards)
     write_jsonl(HERE / "labels.jsonl", labels)
     write_jsonl(HERE / "hazards.jsonl", hazards)
     write_jsonl(HERE / "contradictions.jsonl", [{"newer": n, "older": o, "topic": t} for n, o, t in CONTRADICTIONS])
