@@ -57,6 +57,17 @@ class OneNotePlugin:
         return [self.backend]
 
 
+def _assert_trust_kept_and_no_bypass(claude_home: Path, folder: Path) -> None:
+    """Claude Code rewrote ~/.claude.json itself and kept pao's trust entry and the user's keys; nothing accepted a
+    bypass of its permission prompts on the user's behalf."""
+    config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
+    assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
+    assert config["hasCompletedOnboarding"] is True and "numStartups" in config
+    assert "bypassPermissionsModeAccepted" not in config
+    assert not (claude_home / ".claude" / "settings.json").exists() or "skipDangerousModePermissionPrompt" not in (
+        claude_home / ".claude" / "settings.json").read_text()
+
+
 def test_pao_spawn_primes_the_real_cli(
     claude_version: str,
     claude_cli: Path,
@@ -108,13 +119,7 @@ def test_pao_spawn_primes_the_real_cli(
     system = first.text().split(nudge)[0]
     assert marker in system and marker not in first.first_user_text(), "the briefing was not in the system prompt"
 
-    # Claude Code rewrote ~/.claude.json itself and kept pao's trust entry and the user's keys.
-    config = json.loads((claude_home / ".claude.json").read_text(encoding="utf-8"))
-    assert config["projects"][str(folder)]["hasTrustDialogAccepted"] is True
-    assert config["hasCompletedOnboarding"] is True and "numStartups" in config
-    assert "bypassPermissionsModeAccepted" not in config
-    assert not (claude_home / ".claude" / "settings.json").exists() or "skipDangerousModePermissionPrompt" not in (
-        claude_home / ".claude" / "settings.json").read_text()
+    _assert_trust_kept_and_no_bypass(claude_home, folder)
 
     assert record["state"] == "busy" and record["host"] == "claude-code"
     transcript = claude_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(folder)) / f"{record['session_id']}.jsonl"

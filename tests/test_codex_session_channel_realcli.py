@@ -45,6 +45,17 @@ def _developer_texts(request) -> list[str]:
             and item.get("role") == "developer" for part in item.get("content") or [] if isinstance(part, dict)]
 
 
+def _assert_reported_through_hooks(status: dict, record: dict, home: Path) -> None:
+    """The agent's events came through Codex's hooks, and the session id they carry names its transcript."""
+    events = [json.loads(line)["event"] for line in
+              Path(record["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
+    names = [event["hook_event_name"] for event in events]
+    assert names[0] == "SessionStart" and "UserPromptSubmit" in names and names[-1] == "Stop"
+    assert status["session_id"] == events[0]["session_id"], "the session id is the one Codex reported"
+    transcripts = list((home / ".codex" / "sessions").glob(f"*/*/*/rollout-*-{status['session_id']}.jsonl"))
+    assert transcripts, "the hooked session id names the transcript"
+
+
 def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: Path, isolated_home: Path) -> None:
     fail_unless_loopback_only()
     assert CASE.binary is not None and CASE.binary.exists(), f"{CASE.binary} is missing: run scripts/setup --test"
@@ -85,13 +96,7 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
 
             idle = until(status, lambda s: s["observed"]["state"] == "ready")
             assert idle["state_source"] == "hooks" and idle["delivery"]["receipt"]
-            events = [json.loads(line)["event"] for line in
-                      Path(record["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
-            names = [event["hook_event_name"] for event in events]
-            assert names[0] == "SessionStart" and "UserPromptSubmit" in names and names[-1] == "Stop"
-            assert idle["session_id"] == events[0]["session_id"], "the session id is the one Codex reported"
-            transcripts = list((home / ".codex" / "sessions").glob(f"*/*/*/rollout-*-{idle['session_id']}.jsonl"))
-            assert transcripts, "the hooked session id names the transcript"
+            _assert_reported_through_hooks(idle, record, home)
 
             stub.delay = 15.0  # long enough to see busy on a loaded machine
             pao("send", record["name"], "now count the retries")

@@ -58,6 +58,17 @@ def real_cli_allowed() -> None:
     fail_unless_loopback_only()
 
 
+def _start_until_ready(tmux: HostTmux, host: str, folder: Path, command: list[str], env: dict[str, str], classify) -> str:
+    """The CLI starts in a pane of its own and reaches its prompt with no dialog on the way; returns the pane."""
+    pane = tmux.start("agent", str(folder), command, env)
+    frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked"), 90)
+    states = [f.state for f in frames]
+    assert "blocked" not in states, frames[-1].screen
+    assert states[-1] == "ready", f"not ready after 90 s: {states}\n{frames[-1].screen}"
+    print(f"{host}: ready {frames[-1].at:.2f} s after start")
+    return pane
+
+
 @pytest.mark.realcli
 @pytest.mark.parametrize("host", sorted(CASES))
 def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
@@ -97,12 +108,7 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
         tmux = HostTmux(f"pao-test-{os.getpid()}-{host}")
         try:
             command = profile.command(request)
-            pane = tmux.start("agent", str(folder), command, env)
-            frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked"), 90)
-            states = [f.state for f in frames]
-            assert "blocked" not in states, frames[-1].screen
-            assert states[-1] == "ready", f"not ready after 90 s: {states}\n{frames[-1].screen}"
-            print(f"{host}: ready {frames[-1].at:.2f} s after start")
+            pane = _start_until_ready(tmux, host, folder, command, env, classify)
 
             tmux.paste(pane, nudge)
             tail = nudge.split()[-1]

@@ -213,6 +213,13 @@ def test_resume_wires_the_session_mcp_server_again(claude_run: dict[str, str], a
     _pao(env, "kill", "again", timeout=60)
 
 
+def _register_pao_mcp(settings_file: Path, python: str) -> None:
+    """The user registers pao mcp once in Gemini CLI's settings, as docs/mcp.md shows."""
+    settings = json.loads(settings_file.read_text())
+    settings["mcpServers"] = {"pao": {"command": python, "args": ["-m", "pao_core", "mcp", "--agent", "me"], "trust": True}}
+    settings_file.write_text(json.dumps(settings))
+
+
 def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes_the_user_s_own(tmp_path: Path) -> None:
     """Gemini CLI run by an account that is not root (the sshd recipe's account, its own HOME, the default
     PAO_HOME): Gemini skips a system-defaults file that root does not own, so pao writes none, says so and
@@ -261,11 +268,7 @@ def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes
             assert not list((account.home / ".local" / "share" / "pao").rglob("gemini-system-defaults.json"))
             pao("kill", "first")
 
-            # the user registers pao mcp once, as docs/mcp.md shows
-            settings = json.loads((account.home / ".gemini" / "settings.json").read_text())
-            settings["mcpServers"] = {"pao": {"command": runtime.python, "args": ["-m", "pao_core", "mcp", "--agent", "me"],
-                                              "trust": True}}
-            (account.home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+            _register_pao_mcp(account.home / ".gemini" / "settings.json", runtime.python)
             record = json.loads(pao("spawn", "LOOK-IT-UP for the billing exporter", "--folder",
                                     str(account.home / "second"), "--host", "gemini", "--json").stdout)
             pids.append(record["pid"])
