@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -52,3 +54,41 @@ def test_every_function_level_import_says_why() -> None:
 def test_the_plugin_tutorial_builds_its_backend_in_under_60_lines() -> None:
     lines = (ROOT / "docs" / "examples" / "pao-notes" / "pao_notes.py").read_text(encoding="utf-8").splitlines()
     assert len(lines) < 60
+
+
+MODULE_LINES, FUNCTION_LINES = 400, 60
+SKIPPED = {".git", ".venv", ".cache", "build", "node_modules", "__pycache__"}
+
+
+def _python_sources() -> list[Path]:
+    """Every Python file of the repository: modules, tests, benches, and the scripts whose first line runs Python."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED and not name.endswith(".egg-info"))
+        for name in sorted(files):
+            path = Path(folder) / name
+            if name.endswith(".py") or ("." not in name and _runs_python(path)):
+                found.append(path)
+    return found
+
+
+def _runs_python(path: Path) -> bool:
+    with path.open("rb") as handle:
+        first = handle.readline()
+    return first.startswith(b"#!") and b"python" in first
+
+
+def test_no_module_over_400_lines_and_no_function_over_60() -> None:
+    long_modules, long_functions = [], []
+    for path in _python_sources():
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(ROOT))
+        if len(text.splitlines()) > MODULE_LINES:
+            long_modules.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    long_functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert not long_modules, f"modules over {MODULE_LINES} lines (split them by meaning): {long_modules}"
+    assert not long_functions, f"functions over {FUNCTION_LINES} lines (split them by meaning): {long_functions}"

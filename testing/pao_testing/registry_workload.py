@@ -169,8 +169,8 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    from pao_core.config import load_config
-    from pao_agents.registry import open_registry
+    from pao_core.config import load_config  # the worker process only: a test importing the helpers loads no registry
+    from pao_agents.registry import open_registry  # the worker process only, as the line above
 
     worker, operations, journal = int(argv[0]), int(argv[1]), Path(argv[2])
     try:
