@@ -92,3 +92,17 @@ def test_no_module_over_400_lines_and_no_function_over_60() -> None:
                     long_functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
     assert not long_modules, f"modules over {MODULE_LINES} lines (split them by meaning): {long_modules}"
     assert not long_functions, f"functions over {FUNCTION_LINES} lines (split them by meaning): {long_functions}"
+
+
+def test_no_two_test_folders_hold_a_module_of_the_same_name() -> None:
+    """pytest imports a test folder's modules (no __init__.py) by their bare name, the folder put first on sys.path
+    (its default "prepend" mode): two test_x.py in two plugins' folders fail as an import mismatch, and two support
+    modules of one name would quietly import the other folder's. conftest.py is the exception pytest handles."""
+    folders = [ROOT / "tests", *sorted(ROOT.glob("plugins/*/tests"))]
+    seen: dict[str, list[str]] = {}
+    for folder in folders:
+        for path in folder.glob("*.py"):
+            if path.name != "conftest.py":
+                seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not shared, f"modules of one name in several test folders (rename one): {shared}"
