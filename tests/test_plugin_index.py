@@ -13,8 +13,8 @@ import pytest
 
 from pao_core import plugin_index
 from pao_core.config import load_config
-from pao_core.plugin_index import catalog_of as index_catalog
 from pao_core.plugins import Plugins, build_plugins
+from pao_core.plugins import catalog_of as index_catalog
 from test_plugins import install_module_plugin
 
 HELLO_PLUGIN = '''
@@ -109,8 +109,27 @@ def test_installing_and_removing_a_plugin_shows_in_help_at_once(site: Path, tmp_
         shutil.rmtree(dist_info)
     removed = run("--help", env=env)
     assert removed.returncode == 0 and "hello" not in removed.stdout
-    gone = run("hello", env=env)
-    assert gone.returncode == 2 and "invalid choice: 'hello'" in gone.stderr
+    gone = run("hello", env=env)  # the index remembers which plugin added it
+    assert (gone.returncode, gone.stderr.splitlines()[0]) == (
+        1, "pao: 'pao hello' is not available: the plugin that provides it (pao-hello) is not installed")
+
+
+def test_the_core_reserves_no_command_and_names_the_plugin_a_command_came_from(tmp_path: Path) -> None:
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert run("--help", env=cache).returncode == 0  # a complete load: the index remembers who adds each command
+    none = {**cache, "PAO_LOAD_PLUGINS": ""}
+    listed = run("--help", env=none)
+    assert "    brief " in listed.stdout and "    spawn " not in listed.stdout and "    list " not in listed.stdout
+    expected = ("pao: 'pao spawn' is not available: the plugin that provides it (pao-agents) is not loaded: "
+                "PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out")
+    for args in (["spawn", "x"], ["spawn", "--json", "--help"], ["spawn"]):  # a complete load, then from the index
+        left_out = run(*args, env=none)
+        assert (left_out.returncode, left_out.stderr.splitlines()[0]) == (1, expected), left_out.stderr
+        assert left_out.stdout == "" and "Traceback" not in left_out.stderr
+    unknown = run("nonesuch", env=none)
+    assert unknown.returncode == 2 and "invalid choice: 'nonesuch'" in unknown.stderr
+    fresh = run("spawn", "x", env={"XDG_CACHE_HOME": str(tmp_path / "fresh"), "PAO_LOAD_PLUGINS": ""})
+    assert fresh.returncode == 2 and "invalid choice: 'spawn'" in fresh.stderr  # no index remembers it: argparse says
 
 
 def test_help_and_version_work_whatever_the_config_says(pao_config_file: Path) -> None:
