@@ -1,18 +1,8 @@
 """The ``pao`` command line: ``main(argv) -> int``, errors turned into one line here.
 
-One start-up path (docs/architecture.md, Start-up)::
-
-    argv -> the command word
-         -> the plugin index (standard library only), or None: a complete plugin load below
-         -> what the index alone answers: --help, --version, no command, a command no plugin adds,
-            or the command's ``light`` answer (say, ``pao list``); the plugins' ``pao_ahead`` start first
-         -> the plugins (from the index: imported on use; else all, and the index written for the next run)
-         -> the configuration -> the parser (with the index: only the command's plugin) -> the arguments
-         -> a command router (say, the agent runs on another machine) or the command -> exit code
-
-The core names no command: every command, pao's own included, is found through the
-plugins or their index; a command whose plugin is gone or left out is said so in one line
-when the index remembers which plugin added it.
+One start-up path (drawn in docs/architecture.md, Start-up): argv -> the plugin index, which answers
+what it alone can, or the plugins (imported on use from the index, else a complete load) -> the command
+-> an exit code. The core names no command: each one is found through the plugins or their index.
 """
 
 from __future__ import annotations

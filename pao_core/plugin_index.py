@@ -101,7 +101,8 @@ def _known() -> dict[str, str]:
         return {}
     if not isinstance(known, dict):
         return {}
-    return {word: dist for word, dist in known.items() if isinstance(word, str) and isinstance(dist, str)}
+    return {word: dist for word, dist in known.items() if isinstance(word, str) and isinstance(dist, str)
+            and dist.isascii() and normalise(dist).replace("-", "").isalnum()}  # a name, nothing a terminal runs
 
 
 def missing_plugin(command: str, loaded: set[str | None], failed: bool, environ: Mapping[str, str]) -> str | None:

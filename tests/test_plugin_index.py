@@ -132,6 +132,25 @@ def test_the_core_reserves_no_command_and_names_the_plugin_a_command_came_from(t
     assert fresh.returncode == 2 and "invalid choice: 'spawn'" in fresh.stderr  # no index remembers it: argparse says
 
 
+def test_the_plugin_a_command_came_from_is_named_only_when_the_index_remembers_a_plain_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert plugin_index.missing_plugin("y", set(), False, {}) is None  # no index yet
+    Path(plugin_index.cache_file()).parent.mkdir(parents=True)
+    Path(plugin_index.cache_file()).write_text(json.dumps({"known": {"x": "evil\x1b[2J", "y": "pao-y", "z": 3}}))
+    assert plugin_index.missing_plugin("x", set(), False, {}) is None  # not a distribution's name: not shown
+    assert plugin_index.missing_plugin("z", set(), False, {}) is None
+    assert plugin_index.missing_plugin("y", {"pao-y"}, False, {}) is None  # installed: it no longer adds y
+    assert plugin_index.missing_plugin("y", set(), False, {}) == (
+        "'pao y' is not available: the plugin that provides it (pao-y) is not installed")
+    assert plugin_index.missing_plugin("y", set(), True, {}).endswith("(pao-y) is not installed, or did not load "
+                                                                      "('pao plugins' lists what failed)")
+    for environ in ({"PAO_DISABLE_PLUGINS": "pao_y"}, {"PAO_LOAD_PLUGINS": "pao-x"}):
+        assert plugin_index.missing_plugin("y", set(), False, environ).endswith(
+            "(pao-y) is not loaded: PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out")
+
+
 def test_help_and_version_work_whatever_the_config_says(pao_config_file: Path) -> None:
     run("--help")
     pao_config_file.write_text("[briefing]\nmax_items = -3\n[backends.longterm]\nurll = 'x'\n")
