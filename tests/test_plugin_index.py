@@ -13,8 +13,8 @@ import pytest
 
 from pao_core import plugin_index
 from pao_core.config import load_config
-from pao_core.plugins import Plugins, build_plugins
 from pao_core.plugins import catalog_of as index_catalog
+from pao_core.plugins import Plugins, build_plugins
 from test_plugins import install_module_plugin
 
 HELLO_PLUGIN = '''
