@@ -74,11 +74,10 @@ def _refuse_missing(command: str, plugins: Plugins | None, catalog: Mapping[str,
 
 
 def _stand_in(subparsers: argparse._SubParsersAction, name: str, help_text: str | None,
-              aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
+              aliases: Sequence[str] = ()) -> None:
     stand_in = subparsers.add_parser(name, aliases=aliases, add_help=False, prefix_chars="\0",  # options are words too
                                      **({} if help_text is None else {"help": help_text}))
     stand_in.add_argument("rest", nargs=argparse.REMAINDER)
-    return stand_in
 
 
 def _version(catalog: Mapping[str, Any] | None) -> str:
@@ -163,8 +162,8 @@ def _run(argv: list[str]) -> int:
 
 
 def _plugin_index() -> dict[str, Any] | None:
-    """The plugin index while it holds; ``None`` (a complete load) when it does not, or when this process already
-    has its plugins (``main`` called again in-process: ``pao machine here``, tests), which the plugins then say."""
+    """The plugin index while it holds; ``None`` when it does not (a complete load follows), or when this process
+    already has its plugins (``main`` called again in-process: ``pao machine here``, tests): those answer."""
     if "pao_core.plugins" in sys.modules:
         return None
     from pao_core.plugin_index import read_index  # the standard library only: start-up stays light
