@@ -1,4 +1,9 @@
-"""The ``pao`` command line: ``main(argv) -> int``, errors turned into one line here."""
+"""The ``pao`` command line: ``main(argv) -> int``, errors turned into one line here.
+
+One start-up path (drawn in docs/architecture.md, Start-up): argv -> the plugin index, which answers
+what it alone can, or the plugins (imported on use from the index, else a complete load) -> the command
+-> an exit code. The core names no command: each one is found through the plugins or their index.
+"""
 
 from __future__ import annotations
 
@@ -13,23 +18,6 @@ from pao_core.output import end_output, guard_standard_streams
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.plugins import Plugins
-
-RESERVED_COMMANDS: dict[str, str] = {
-    "spawn": "start a primed agent",
-    "list": "list the agents pao started",
-    "status": "show one agent",
-    "attach": "show an agent (attach its terminal)",
-    "send": "send text to an agent",
-    "broadcast": "send text to every agent",
-    "kill": "stop an agent",
-    "pause": "pause an agent",
-    "resume": "resume a paused or dead agent",
-    "checkpoint": "save an agent's screen and session for a later resume",
-    "monitor": "watch every agent's state",
-    "doctor": "check what the next spawn needs",
-    "eval": "measure briefing quality on a labelled corpus",
-}
-"""Commands whose names are kept for pao and its plugins, with their one-line help."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,10 +34,6 @@ class _Parser(argparse.ArgumentParser):
 
 class UsageError(PaoError):
     exit_code = 2
-
-
-def _not_available(args: argparse.Namespace, config: PaoConfig) -> int:
-    raise PaoError(f"'pao {args.command}' is not available: the plugin that provides it is not installed")
 
 
 def build_parser(config: PaoConfig | None, plugins: Plugins | None, command: str | None = None,
@@ -70,18 +54,30 @@ def build_parser(config: PaoConfig | None, plugins: Plugins | None, command: str
             return parser
         for name, help_text, aliases, *_ in catalog["commands"]:
             _stand_in(subparsers, name, help_text, aliases)
-    for name, help_text in RESERVED_COMMANDS.items():
-        if name not in subparsers.choices:
-            _stand_in(subparsers, name, f"{help_text} (not installed)").set_defaults(func=_not_available)
+    if command is not None and command not in subparsers.choices:
+        _refuse_missing(command, plugins, catalog)
     return parser
 
 
+def _refuse_missing(command: str, plugins: Plugins | None, catalog: Mapping[str, Any] | None) -> None:
+    """One line naming the plugin that provided ``command`` when the index remembers it (else argparse's usage error)."""
+    from pao_core.plugin_index import missing_plugin  # the standard library only
+
+    if catalog is not None:
+        loaded, failed = {entry["distribution"] for entry in catalog["plugins"]}, False
+    else:
+        loaded = {source.distribution for source in plugins.sources.values()}
+        failed = any(failure.stage == "load" for failure in plugins.failures)
+    reason = missing_plugin(command, loaded, failed, os.environ)
+    if reason is not None:
+        raise PaoError(reason)
+
+
 def _stand_in(subparsers: argparse._SubParsersAction, name: str, help_text: str | None,
-              aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
+              aliases: Sequence[str] = ()) -> None:
     stand_in = subparsers.add_parser(name, aliases=aliases, add_help=False, prefix_chars="\0",  # options are words too
                                      **({} if help_text is None else {"help": help_text}))
     stand_in.add_argument("rest", nargs=argparse.REMAINDER)
-    return stand_in
 
 
 def _version(catalog: Mapping[str, Any] | None) -> str:
@@ -137,27 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    command, catalog = _command(argv), None
-    if "pao_core.plugins" not in sys.modules:
-        from pao_core.plugin_index import load_object, read_index  # the standard library only: start-up stays light
-
-        catalog = read_index(os.environ)
-    if catalog is not None and command is None:  # --help, --version or no command: no plugin, no configuration
-        parser = build_parser(None, None, catalog=catalog)
-        parser.parse_args(argv)
-        return _usage(parser)
-    entry = next((entry for entry in catalog["commands"] if command in (entry[0], *entry[2])), None) if catalog else None
-    for function in catalog.get("ahead", {}).get(entry[0], ()) if entry else ():  # type: ignore[union-attr]
-        try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
-            load_object(function)(argv)
-        except Exception:  # noqa: BLE001
-            pass
-    answered = load_object(entry[3])(argv, catalog) if entry and entry[3] else None
-    if answered is not None:  # the command answered before any plugin loaded (its parser's ``light``)
+    """The one start-up path (the module's docstring draws it)."""
+    command = _command(argv)
+    index = _plugin_index()
+    answered = None if index is None else _answer_from_index(argv, command, index)
+    if answered is not None:
         return answered
     from pao_core.plugins import get_plugins, save_index  # pluggy: loaded on use
 
-    plugins = get_plugins(catalog)
+    plugins = get_plugins(index)
     config, config_error = _load_config(plugins)
     if plugins.index is None:  # a complete load: the next run starts from its index
         save_index(plugins, config)
@@ -175,6 +159,33 @@ def _run(argv: list[str]) -> int:
         if routed is not None:
             return routed
     return int(func(args, config) or 0)
+
+
+def _plugin_index() -> dict[str, Any] | None:
+    """The plugin index while it holds; ``None`` when it does not (a complete load follows), or when this process
+    already has its plugins (``main`` called again in-process: ``pao machine here``, tests): those answer."""
+    if "pao_core.plugins" in sys.modules:
+        return None
+    from pao_core.plugin_index import read_index  # the standard library only: start-up stays light
+
+    return read_index(os.environ)
+
+
+def _answer_from_index(argv: list[str], command: str | None, index: dict[str, Any]) -> int | None:
+    """What the index alone answers, before any plugin, pluggy or the configuration loads; else ``None``."""
+    from pao_core.plugin_index import load_object  # the standard library only
+
+    entry = next((entry for entry in index["commands"] if command in (entry[0], *entry[2])), None)
+    if entry is None:  # --help, --version, no command, or one no installed plugin adds: the parser says it
+        parser = build_parser(None, None, command, catalog=index)
+        parser.parse_args(argv)
+        return _usage(parser)
+    for function in index.get("ahead", {}).get(entry[0], ()):
+        try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
+            load_object(function)(argv)
+        except Exception:  # noqa: BLE001
+            pass
+    return load_object(entry[3])(argv, index) if entry[3] else None  # the parser's ``light``: an exit code or None
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

@@ -14,6 +14,11 @@ replaces one), ``PAO_LOAD_PLUGINS`` and ``PAO_DISABLE_PLUGINS``, and the
 modification time and size of every non-standard-library module file loaded while it
 was built (an edited plugin of an editable install). A load with any failure is never
 written: ``pao plugins`` and ``pao doctor`` see it on every run.
+
+The index also remembers which distribution added each command in this and earlier loads
+(``known``), so that ``pao COMMAND`` can say which plugin is missing when one that was
+installed is gone or left out. What a complete load records is built by
+:func:`pao_core.plugins.catalog_of`; this module reads and writes it with the standard library.
 """
 
 from __future__ import annotations
@@ -22,13 +27,9 @@ import json
 import os
 import sys
 import sysconfig
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from pao_core.paths import cache_path
-
-if TYPE_CHECKING:
-    from pao_core.config import PaoConfig
-    from pao_core.plugins import Plugins
 
 ENTRY_POINT_GROUP = "pao"
 FORMAT = 2
@@ -73,7 +74,10 @@ def read_index(environ: Mapping[str, str]) -> dict[str, Any] | None:
 
 def write_index(environ: Mapping[str, str], catalog: Mapping[str, Any]) -> None:
     """Cache ``catalog`` (plugins, commands, tables, version) under the current key; best effort."""
-    index = {"key": index_key(environ), "files": _loaded_files(), **catalog}
+    distributions = {entry["name"]: entry["distribution"] for entry in catalog["plugins"]}
+    known = _known() | {word: distributions[provider] for name, _, aliases, _, provider in catalog["commands"]
+                        for word in (name, *aliases) if distributions.get(provider)}
+    index = {"key": index_key(environ), "files": _loaded_files(), **catalog, "known": known}
     path = cache_file()
     temporary = f"{path}.{os.getpid()}.tmp"
     try:  # an index that cannot be written only costs the next run a complete load
@@ -86,6 +90,49 @@ def write_index(environ: Mapping[str, str], catalog: Mapping[str, Any]) -> None:
             os.unlink(temporary)
         except OSError:
             pass
+
+
+def _known() -> dict[str, str]:
+    """Each command an earlier complete load found, with the distribution that added it (the index's key aside)."""
+    try:
+        with open(cache_file(), encoding="utf-8") as stream:
+            known = json.load(stream).get("known")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {word: dist for word, dist in known.items() if isinstance(word, str) and isinstance(dist, str)
+            and dist.isascii() and normalise(dist).replace("-", "").isalnum()}  # a name, nothing a terminal runs
+
+
+def missing_plugin(command: str, loaded: set[str | None], failed: bool, environ: Mapping[str, str]) -> str | None:
+    """Why ``pao COMMAND`` is not available, when a distribution not ``loaded`` now added it before; else ``None``."""
+    dist = _known().get(command)
+    if dist is None or dist in loaded:
+        return None
+    wanted, disabled = limits(environ)
+    if (wanted is not None and normalise(dist) not in wanted) or normalise(dist) in disabled:
+        why = "is not loaded: PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out"
+    else:
+        why = "is not installed, or did not load ('pao plugins' lists what failed)" if failed else "is not installed"
+    return f"'pao {command}' is not available: the plugin that provides it ({dist}) {why}"
+
+
+def _env_list(environ: Mapping[str, str], name: str) -> set[str] | None:
+    if name not in environ:
+        return None
+    return {part.strip() for part in environ[name].split(",") if part.strip()}
+
+
+def normalise(dist_name: str) -> str:
+    return dist_name.lower().replace("_", "-").replace(".", "-")
+
+
+def limits(environ: Mapping[str, str]) -> tuple[set[str] | None, set[str]]:
+    """The distributions ``PAO_LOAD_PLUGINS`` allows (``None``: all) and those ``PAO_DISABLE_PLUGINS`` blocks, normalised."""
+    wanted = _env_list(environ, "PAO_LOAD_PLUGINS")
+    disabled = _env_list(environ, "PAO_DISABLE_PLUGINS") or set()
+    return ({normalise(n) for n in wanted} if wanted is not None else None), {normalise(n) for n in disabled}
 
 
 def _loaded_files() -> list[list[Any]]:
@@ -121,52 +168,3 @@ def load_object(value: str) -> Any:
 
     module, _, attr = value.split("[", 1)[0].strip().partition(":")
     return functools.reduce(getattr, filter(None, attr.strip().split(".")), importlib.import_module(module.strip()))
-
-
-def recorded_commands(add_commands: Any) -> list[list[Any]]:
-    """``[name, help or None, aliases, light]`` for each command ``add_commands(subparsers)`` adds, in its order.
-
-    ``light``: the ``module:function`` its parser names in ``set_defaults(light=...)``, which
-    ``pao`` calls with the arguments and this index before any plugin loads; it answers the
-    command (an exit code) or returns ``None`` when only the full command can."""
-    import argparse  # the parser is what records the commands
-
-    subparsers = argparse.ArgumentParser(prog="pao").add_subparsers()
-    add_commands(subparsers)
-    helps = {action.dest: action.help for action in subparsers._choices_actions}
-    names: dict[int, list[str]] = {}
-    for name, parser in subparsers.choices.items():
-        names.setdefault(id(parser), []).append(name)
-    return [[first, helps.get(first), aliases, subparsers.choices[first].get_default("light")]
-            for first, *aliases in names.values()]
-
-
-def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
-    """What the index keeps of a complete load: ``None`` when anything failed (never cached)."""
-    manager = plugins.manager
-    registered = [(name, plugin, plugins.sources.get(name)) for name, plugin in manager.list_name_plugin()
-                  if plugin is not None]
-    if plugins.index is not None or any(source is None or source.value is None for _, _, source in registered):
-        return None  # loaded on use, or a plugin registered by hand: not what is installed
-    entries = [{"name": name, "value": source.value, "distribution": source.distribution, "version": source.version,
-                "default": source.default, "hooks": sorted(caller.name for caller in manager.get_hookcallers(plugin))}
-               for name, plugin, source in registered]
-    commands = []
-    for impl in reversed(manager.hook.pao_add_commands.get_hookimpls()):  # pluggy's call order
-        caller = manager.subset_hook_caller("pao_add_commands", plugins._others(impl.plugin_name))
-        recorded = recorded_commands(lambda subparsers, caller=caller: caller(subparsers=subparsers, config=config))
-        commands += [[*command, impl.plugin_name] for command in recorded]
-    tables: list[list[Any]] | None = []
-    for table in plugins.collect("pao_config_tables"):
-        options = table.options if isinstance(table.options, str) else f"{table.options.__module__}:{table.options.__qualname__}"
-        if "<" in options:  # a class that cannot be imported by its name: ask the plugins on every run
-            tables = None
-            break
-        tables.append([table.kind, table.name, options, dict(table.env)])
-    ahead = {name: sorted({function for found in manager.hook.pao_ahead(command=name) if isinstance(found, (list, tuple))
-                           for function in found if isinstance(function, str)}) for name, *_ in commands}
-    if plugins.failures:
-        return None
-    version = next((source.version for _, _, source in registered if source.default), None)
-    return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
-            "ahead": {name: functions for name, functions in ahead.items() if functions}}

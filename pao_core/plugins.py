@@ -262,22 +262,6 @@ def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterabl
         yield caller.name
 
 
-def _env_list(environ: Mapping[str, str], name: str) -> set[str] | None:
-    if name not in environ:
-        return None
-    return {part.strip() for part in environ[name].split(",") if part.strip()}
-
-
-def _normalise(dist_name: str) -> str:
-    return dist_name.lower().replace("_", "-").replace(".", "-")
-
-
-def _limits(env: Mapping[str, str]) -> tuple[set[str] | None, set[str]]:
-    wanted = _env_list(env, "PAO_LOAD_PLUGINS")
-    disabled = _env_list(env, "PAO_DISABLE_PLUGINS") or set()
-    return ({_normalise(n) for n in wanted} if wanted is not None else None), {_normalise(n) for n in disabled}
-
-
 def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     """Make a plugin manager, register the defaults, load entry points (once)."""
     env = os.environ if environ is None else environ
@@ -289,13 +273,13 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
         manager.register(module, name=module_name)
         plugins.sources[module_name] = PluginSource("pao-core", core_version, default=True, value=module_name)
 
-    wanted_norm, disabled_norm = _limits(env)
+    wanted_norm, disabled_norm = plugin_index.limits(env)
     plugins.limited = wanted_norm is not None or bool(disabled_norm)
     for entry_point, dist, dist_version in plugin_index.scan_entry_points():
-        dist_norm = _normalise(dist) if dist else ""
+        dist_norm = plugin_index.normalise(dist) if dist else ""
         if wanted_norm is not None and dist_norm not in wanted_norm:
             continue
-        if dist_norm in disabled_norm or _normalise(entry_point.name) in disabled_norm:
+        if dist_norm in disabled_norm or plugin_index.normalise(entry_point.name) in disabled_norm:
             manager.set_blocked(entry_point.name)
             continue
         if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name):
@@ -317,15 +301,64 @@ def indexed_plugins(environ: Mapping[str, str], index: dict[str, Any] | None = N
     index = index or plugin_index.read_index(environ)
     if index is None:
         return None
-    wanted_norm, disabled_norm = _limits(environ)
+    wanted_norm, disabled_norm = plugin_index.limits(environ)
     return Plugins(limited=wanted_norm is not None or bool(disabled_norm), index=index)
 
 
 def save_index(plugins: Plugins, config: PaoConfig, environ: Mapping[str, str] | None = None) -> None:
     """After a complete load, write the plugin index the next runs start from (not when anything failed)."""
-    catalog = plugin_index.catalog_of(plugins, config)
+    catalog = catalog_of(plugins, config)
     if catalog is not None:
         plugin_index.write_index(os.environ if environ is None else environ, catalog)
+
+
+def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
+    """What the plugin index keeps of a complete load: ``None`` when anything failed (never cached)."""
+    manager = plugins.manager
+    registered = [(name, plugin, plugins.sources.get(name)) for name, plugin in manager.list_name_plugin()
+                  if plugin is not None]
+    if plugins.index is not None or any(source is None or source.value is None for _, _, source in registered):
+        return None  # loaded on use, or a plugin registered by hand: not what is installed
+    entries = [{"name": name, "value": source.value, "distribution": source.distribution, "version": source.version,
+                "default": source.default, "hooks": sorted(caller.name for caller in manager.get_hookcallers(plugin))}
+               for name, plugin, source in registered]
+    commands = []
+    for impl in reversed(manager.hook.pao_add_commands.get_hookimpls()):  # pluggy's call order
+        caller = manager.subset_hook_caller("pao_add_commands", plugins._others(impl.plugin_name))
+        recorded = recorded_commands(lambda subparsers, caller=caller: caller(subparsers=subparsers, config=config))
+        commands += [[*command, impl.plugin_name] for command in recorded]
+    tables: list[list[Any]] | None = []
+    for table in plugins.collect("pao_config_tables"):
+        options = table.options if isinstance(table.options, str) else f"{table.options.__module__}:{table.options.__qualname__}"
+        if "<" in options:  # a class that cannot be imported by its name: ask the plugins on every run
+            tables = None
+            break
+        tables.append([table.kind, table.name, options, dict(table.env)])
+    ahead = {name: sorted({function for found in manager.hook.pao_ahead(command=name) if isinstance(found, (list, tuple))
+                           for function in found if isinstance(function, str)}) for name, *_ in commands}
+    if plugins.failures:
+        return None
+    version = next((source.version for _, _, source in registered if source.default), None)
+    return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
+            "ahead": {name: functions for name, functions in ahead.items() if functions}}
+
+
+def recorded_commands(add_commands: Any) -> list[list[Any]]:
+    """``[name, help or None, aliases, light]`` for each command ``add_commands(subparsers)`` adds, in its order.
+
+    ``light``: the ``module:function`` its parser names in ``set_defaults(light=...)``, which
+    ``pao`` calls with the arguments and the plugin index before any plugin loads; it answers
+    the command (an exit code) or returns ``None`` when only the full command can."""
+    import argparse  # the parser is what records the commands
+
+    subparsers = argparse.ArgumentParser(prog="pao").add_subparsers()
+    add_commands(subparsers)
+    helps = {action.dest: action.help for action in subparsers._choices_actions}
+    names: dict[int, list[str]] = {}
+    for name, parser in subparsers.choices.items():
+        names.setdefault(id(parser), []).append(name)
+    return [[first, helps.get(first), aliases, subparsers.choices[first].get_default("light")]
+            for first, *aliases in names.values()]
 
 
 def _version(dist: str) -> str | None:

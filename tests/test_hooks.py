@@ -50,20 +50,6 @@ def test_plugin_commands_join_the_cli(registered, capsys) -> None:
     assert capsys.readouterr().out == "hello sam\n"
 
 
-def test_reserved_commands_say_what_is_missing(capsys) -> None:
-    from pao_core.cli import RESERVED_COMMANDS, main
-
-    parser = build_parser(load_config(), get_plugins())
-    choices = parser._subparsers._group_actions[0].choices  # noqa: SLF001 - checking the built parser
-    assert set(RESERVED_COMMANDS) <= set(choices)
-    missing = [name for name in RESERVED_COMMANDS
-               if getattr(choices[name].get_default("func"), "__name__", None) == "_not_available"]
-    for name in missing:
-        assert main([name, "x"]) == 1
-        err = capsys.readouterr().err
-        assert err.startswith(f"pao: 'pao {name}' is not available") and err.count("\n") == 1
-
-
 def test_usage_errors_are_one_line(capsys) -> None:
     from pao_core.cli import main
 

@@ -12,7 +12,7 @@ import pytest
 
 from pao_core import plugin_index
 from pao_core.config import load_config
-from pao_core.plugin_index import catalog_of as index_catalog
+from pao_core.plugins import catalog_of as index_catalog
 from pao_core.plugins import Plugins, build_plugins
 from pao_testing.installed import imported, install_module_plugin, run, site  # noqa: F401  (site: a fixture)
 
@@ -77,8 +77,46 @@ def test_installing_and_removing_a_plugin_shows_in_help_at_once(site: Path, tmp_
         shutil.rmtree(dist_info)
     removed = run("--help", env=env)
     assert removed.returncode == 0 and "hello" not in removed.stdout
-    gone = run("hello", env=env)
-    assert gone.returncode == 2 and "invalid choice: 'hello'" in gone.stderr
+    gone = run("hello", env=env)  # the index remembers which plugin added it
+    assert (gone.returncode, gone.stderr.splitlines()[0]) == (
+        1, "pao: 'pao hello' is not available: the plugin that provides it (pao-hello) is not installed")
+
+
+def test_the_core_reserves_no_command_and_names_the_plugin_a_command_came_from(tmp_path: Path) -> None:
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert run("--help", env=cache).returncode == 0  # a complete load: the index remembers who adds each command
+    none = {**cache, "PAO_LOAD_PLUGINS": ""}
+    listed = run("--help", env=none)
+    assert "    brief " in listed.stdout and "    spawn " not in listed.stdout and "    list " not in listed.stdout
+    expected = ("pao: 'pao spawn' is not available: the plugin that provides it (pao-agents) is not loaded: "
+                "PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out")
+    for args in (["spawn", "x"], ["spawn", "--json", "--help"], ["spawn"]):  # a complete load, then from the index
+        left_out = run(*args, env=none)
+        assert (left_out.returncode, left_out.stderr.splitlines()[0]) == (1, expected), left_out.stderr
+        assert left_out.stdout == "" and "Traceback" not in left_out.stderr
+    unknown = run("nonesuch", env=none)
+    assert unknown.returncode == 2 and "invalid choice: 'nonesuch'" in unknown.stderr
+    fresh = run("spawn", "x", env={"XDG_CACHE_HOME": str(tmp_path / "fresh"), "PAO_LOAD_PLUGINS": ""})
+    assert fresh.returncode == 2 and "invalid choice: 'spawn'" in fresh.stderr  # no index remembers it: argparse says
+
+
+def test_the_plugin_a_command_came_from_is_named_only_when_the_index_remembers_a_plain_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert plugin_index.missing_plugin("y", set(), False, {}) is None  # no index yet
+    Path(plugin_index.cache_file()).parent.mkdir(parents=True)
+    Path(plugin_index.cache_file()).write_text(json.dumps({"known": {"x": "evil\x1b[2J", "y": "pao-y", "z": 3}}))
+    assert plugin_index.missing_plugin("x", set(), False, {}) is None  # not a distribution's name: not shown
+    assert plugin_index.missing_plugin("z", set(), False, {}) is None
+    assert plugin_index.missing_plugin("y", {"pao-y"}, False, {}) is None  # installed: it no longer adds y
+    assert plugin_index.missing_plugin("y", set(), False, {}) == (
+        "'pao y' is not available: the plugin that provides it (pao-y) is not installed")
+    assert plugin_index.missing_plugin("y", set(), True, {}).endswith("(pao-y) is not installed, or did not load "
+                                                                      "('pao plugins' lists what failed)")
+    for environ in ({"PAO_DISABLE_PLUGINS": "pao_y"}, {"PAO_LOAD_PLUGINS": "pao-x"}):
+        assert plugin_index.missing_plugin("y", set(), False, environ).endswith(
+            "(pao-y) is not loaded: PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out")
 
 
 def test_help_and_version_work_whatever_the_config_says(pao_config_file: Path) -> None:

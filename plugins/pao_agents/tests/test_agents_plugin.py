@@ -38,7 +38,8 @@ def test_the_agent_commands_come_and_go_with_the_plugin(tmp_path: Path) -> None:
     assert run_pao(tmp_path, "list", "--json").stdout.strip() == '{\n  "agents": []\n}'
     without = run_pao(tmp_path, "list", load="")
     assert (without.returncode, without.stderr) == (
-        1, "pao: 'pao list' is not available: the plugin that provides it is not installed\n")
+        1, "pao: 'pao list' is not available: the plugin that provides it (pao-agents) is not loaded: "
+        "PAO_LOAD_PLUGINS or PAO_DISABLE_PLUGINS leaves it out\n")
     with_options = run_pao(tmp_path, "list", "--json", "--help", load="")  # the same line, whatever follows
     assert (with_options.returncode, with_options.stderr) == (without.returncode, without.stderr)
 
