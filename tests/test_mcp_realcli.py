@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,9 +23,10 @@ from typing import Iterator
 import pytest
 
 from pao_testing.anthropic_stub import AnthropicStub
-from pao_testing.claude_cli import REPO_ROOT, PrivateTmux
+from pao_testing.claude_cli import PrivateTmux
 from pao_testing.host_cases import CASES
 from pao_testing.hostrun import fail_unless_loopback_only, until
+from pao_testing.private import root_private_dir
 
 pytestmark = pytest.mark.realcli
 PLUGINS = "pao-agents,pao-tmux,pao-hosts,pao-postgres,pao-mcp"
@@ -36,13 +36,9 @@ TOOLS = ("mcp__pao__search_memory", "mcp__pao__remember", "mcp__pao__memory_stat
 @pytest.fixture
 def pao_home() -> Iterator[Path]:
     """PAO_HOME on a path no other user can write to, up to the root: Gemini CLI ignores a
-    settings file below a group- or world-writable folder such as /tmp."""
-    root = REPO_ROOT / "build" / f"mcp-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    root.mkdir(parents=True, mode=0o700)
-    try:
+    settings file below a group- or world-writable folder such as /tmp (where a checkout may be)."""
+    with root_private_dir("mcp-test-") as root:
         yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _pao(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -69,6 +69,7 @@ def test_gemini_gets_a_system_defaults_file_only_where_it_reads_one(tmp_path: Pa
     group or others: pao wires its MCP server through one only then (tests/test_mcp_realcli.py runs both)."""
     from pao_core.contracts import McpServer
     from pao_hosts.mcp import gemini_refusal, gemini_wiring
+    from pao_testing.private import root_private_dir
 
     server = McpServer("pao", "/usr/bin/python3", ("-m", "pao_core", "mcp"))
     if os.geteuid() != 0:
@@ -78,12 +79,8 @@ def test_gemini_gets_a_system_defaults_file_only_where_it_reads_one(tmp_path: Pa
     below_tmp = tmp_path / "agent"  # /tmp is writable by everyone
     assert "not root's alone" in (gemini_refusal(below_tmp / "x.json") or "")
     assert gemini_wiring([server], below_tmp, {}) == McpWiring()
-    private = Path(__file__).resolve().parents[3] / "build" / f"gemini-{os.getpid()}"
-    private.mkdir(parents=True, mode=0o700, exist_ok=True)
-    try:
+    with root_private_dir("gemini-") as private:  # root's alone up to /, wherever the checkout is
         assert gemini_refusal(private / "x.json") is None
         wiring = gemini_wiring([server], private, {})
         assert wiring.env == {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(private / "gemini-system-defaults.json")}
         assert json.loads(wiring.files["gemini-system-defaults.json"])["mcpServers"]["pao"]["trust"] is True
-    finally:
-        private.rmdir()

@@ -1,8 +1,12 @@
 """A large memory file synced in parts, each within the search's time, resumed by the next search.
 
-A memory file over :data:`WHOLE_FILE_BYTES` is read from where the last search got to,
-:data:`BATCH_LINES` lines at a time, while the sync's deadline allows. Each part is its own
-write transaction: what the part brought is added to the store (nothing is removed, so a
+A memory file over :data:`WHOLE_FILE_BYTES` is read from where the last search got to, one
+part at a time, while the sync's deadline allows. Parts are sized from the rate this sync
+measures (:class:`PartSizer`): a small first part, then what half the time left holds at
+the pace of the previous part, so a slow or loaded machine makes smaller parts instead of
+starting one that cannot finish; a part that runs out of time anyway is rolled back alone,
+and the parts committed before it are reported as progress. Each part is its own write
+transaction: what the part brought is added to the store (nothing is removed, so a
 briefing keeps every fact it had), and the part's graph is kept in ``pao_memory_file_pending``
 with how far the sync got. When the last part is in, one transaction does what a whole-file
 sync does (:func:`pao_postgres.filesync.apply`): what the file dropped since its previous
@@ -17,12 +21,13 @@ import itertools
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import attrs
 
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
+from pao_postgres.errors import LongtermError
 from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
                                     read_rows, signature, sync_table)
 from pao_postgres.mcpfile import ImportFileError, MemoryFile, parse_memory
@@ -36,10 +41,18 @@ if TYPE_CHECKING:
 PENDING_TABLE = "pao_memory_file_pending"
 WHOLE_FILE_BYTES = 1 << 20
 """A memory file up to this size (1 MiB) is synced whole, in one transaction; a larger one in parts."""
-BATCH_LINES = 2000
-"""Lines of the file per part (one write transaction each)."""
-PART_COST_S = 0.25
-"""Time kept in hand for a part: none starts with less than this left before the deadline."""
+FIRST_PART_LINES = 200
+"""Lines of a sync's first part, before it has measured this machine's pace."""
+MIN_PART_LINES = 50
+"""No part is smaller: when the measured pace says even this many will not fit, the sync stops."""
+MAX_PART_LINES = 20_000
+"""No part is larger (what one part reads into memory)."""
+PART_SHARE = 0.5
+"""A part is sized to take at most this share of the time left: twice as slow as measured still fits."""
+PART_TARGET_S = 0.5
+"""A part is sized to take at most this long (how long it holds the store's write lock)."""
+FIRST_PART_S = 0.05
+"""No first part starts with less time than this left."""
 ABANDONED = ""
 """The signature of the parts of a version of the file that changed before its sync completed."""
 
@@ -93,6 +106,24 @@ def count_lines(handle: int) -> int:
     return count + (last != b"\n")
 
 
+@attrs.define
+class PartSizer:
+    """How many lines the next part may have, from the pace this sync measured on its previous part."""
+
+    seconds_per_line: float | None = None
+
+    def lines(self, deadline: float, remaining: int) -> int:
+        """Lines of the next part (at most ``remaining``); 0 when the measured pace says none fits."""
+        left = deadline - time.monotonic()
+        if self.seconds_per_line is None:
+            return min(FIRST_PART_LINES, remaining) if left >= FIRST_PART_S else 0
+        fits = min(int(min(PART_TARGET_S, PART_SHARE * left) / self.seconds_per_line), MAX_PART_LINES)
+        return min(fits, remaining) if fits >= min(MIN_PART_LINES, remaining) else 0
+
+    def measured(self, lines: int, seconds: float) -> None:
+        self.seconds_per_line = max(seconds, 1e-6) / max(lines, 1)
+
+
 def sync_in_parts(store: LongtermStore, path: Path, source: str, current: str, deadline: float) -> SyncReport:
     """Sync the next parts of ``path`` (its signature ``current``) while ``deadline`` allows (see the module)."""
 
@@ -101,25 +132,22 @@ def sync_in_parts(store: LongtermStore, path: Path, source: str, current: str, d
     except (OSError, PaoError) as exc:
         return SyncReport(source, note=f"memory file not synced ({exc}); searched the store as it was")
     added: dict[str, int] = {}
+    sizer, stopped = PartSizer(), ""
     try:
         state, old = _resume(store, source, current, fd, deadline)
         with os.fdopen(os.dup(fd), "rb") as handle:
             handle.seek(state.offset)
-            while state.lines < state.total:
-                if time.monotonic() + PART_COST_S > deadline:
-                    break
-                chunk = b"".join(itertools.islice(handle, BATCH_LINES))
-                if signature(os.fstat(fd)) != current or signature(os.stat(path)) != current:
-                    raise TornRead(f"{path}: changed while it was read")
+            while state.lines < state.total and (count := sizer.lines(deadline, state.total - state.lines)):
+                started = time.monotonic()
+                memory, reached = _read_part(handle, fd, path, current, state, count)
                 try:
-                    memory = parse_memory(chunk, str(path), cut=True, first_line=state.lines + 1)
-                except ImportFileError as exc:
-                    raise TornRead(f"half-written or invalid: {exc}") from None
-                lines = state.lines + chunk.count(b"\n") + (bool(chunk) and not chunk.endswith(b"\n"))
-                moved = _add_part(store, source, state, added_part(old, memory), memory,
-                                  (handle.tell(), min(lines, state.total)), deadline, added)
+                    moved = _add_part(store, source, state, added_part(old, memory), memory, reached, deadline, added)
+                except LongtermError as exc:  # rolled back alone: the parts committed before it stay
+                    stopped = f"; this search's last part was rolled back ({exc})"
+                    break
                 if moved is None:
                     return SyncReport(source, synced=bool(added), added=added)  # another process is at it
+                sizer.measured(moved.lines - state.lines, time.monotonic() - started)
                 state = moved
         if state.lines >= state.total:  # every part is in: the caller completes the sync (filesync.complete)
             return SyncReport(source, synced=True, added=added, complete=True)
@@ -130,7 +158,22 @@ def sync_in_parts(store: LongtermStore, path: Path, source: str, current: str, d
         os.close(fd)
     return SyncReport(source, synced=bool(added), added=added, note=(
         f"memory file {path}: synced {state.lines:,} of {state.total:,} lines; the next search goes on "
-        "('pao memory sync' finishes it now)"))
+        f"('pao memory sync' finishes it now){stopped}"))
+
+
+def _read_part(handle: BinaryIO, fd: int, path: Path, current: str, state: Progress,
+               count: int) -> tuple[MemoryFile, tuple[int, int]]:
+    """The next ``count`` lines of the file as a graph, and how far they reach (byte offset, lines);
+    :class:`TornRead` when the file changed or the part does not parse."""
+    chunk = b"".join(itertools.islice(handle, count))
+    if signature(os.fstat(fd)) != current or signature(os.stat(path)) != current:
+        raise TornRead(f"{path}: changed while it was read")
+    try:
+        memory = parse_memory(chunk, str(path), cut=True, first_line=state.lines + 1)
+    except ImportFileError as exc:
+        raise TornRead(f"half-written or invalid: {exc}") from None
+    lines = state.lines + chunk.count(b"\n") + (bool(chunk) and not chunk.endswith(b"\n"))
+    return memory, (handle.tell(), min(lines, state.total))
 
 
 def _resume(store: LongtermStore, source: str, current: str, fd: int, deadline: float) -> tuple[Progress, MemoryFile]:

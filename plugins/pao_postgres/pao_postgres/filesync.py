@@ -38,6 +38,7 @@ import attrs
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
 from pao_postgres import filebatches
+from pao_postgres.errors import LongtermError
 from pao_postgres.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
 from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
                                     observation_pairs, read_rows, signature, sync_table)
@@ -113,7 +114,14 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
 
     if int(current.split(":")[1]) > WHOLE_FILE_BYTES:  # a large file: in parts, each within the deadline
         parts = sync_in_parts(LongtermStore(options, home), path, source, current, deadline)
-        return complete(LongtermStore(options, home), source, current, deadline, parts) if parts.complete else parts
+        if not parts.complete:
+            return parts
+        try:
+            return complete(LongtermStore(options, home), source, current, deadline, parts)
+        except LongtermError as exc:  # every part stays in: the next search completes it
+            return attrs.evolve(parts, complete=False, note=(
+                f"memory file {path}: every line synced, the sync not completed ({exc}); the next search "
+                "completes it ('pao memory sync' does it now)"))
     try:
         current, memory = read_settled(path)
     except TornRead as exc:

@@ -7,15 +7,19 @@ a line nested too deep is an error for that line. Real files, the real store, th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sqlite3
+import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from pao_postgres.filebatches import BATCH_LINES, WHOLE_FILE_BYTES, describe
+from pao_postgres.filebatches import FIRST_PART_LINES, WHOLE_FILE_BYTES, describe
 from pao_postgres.filesync import sync
 from pao_postgres.items import MAX_OBSERVATION_CHARS
 from pao_postgres.options import LongtermOptions
@@ -63,7 +67,7 @@ def test_a_large_file_is_synced_in_parts_resumed_and_completed_atomically(longte
     options, home = _options(longterm), longterm.home
     first = sync(options, home, memory, time.monotonic() + SHARE_S)
     done = _synced(first.note)
-    assert BATCH_LINES <= done < LINES and first.synced
+    assert FIRST_PART_LINES <= done < LINES and first.synced
     assert f"synced {done:,} of {LINES:,} lines" in describe(options, home, memory, time.monotonic() + 10)
     stats = longterm.pao_json("memory", "stats")
     assert stats["memory_file"].endswith(f"synced {done:,} of {LINES:,} lines (the next search goes on)")
@@ -91,7 +95,70 @@ def test_a_brief_on_a_large_file_keeps_the_user_s_facts(longterm, tmp_path: Path
     assert longterm.pao("memory", "add", "billing", USER_FACT)[0] == 0
     briefing = longterm.pao_json("brief", "where does billing keep user sessions")
     assert any(item["text"] == USER_FACT for item in briefing["items"])
-    assert "lines; the next search goes on" in (briefing["backends"]["longterm"]["note"] or "")
+    note = briefing["backends"]["longterm"]["note"]
+    assert "lines; the next search goes on" in (note or "")
+    assert _synced(note) >= FIRST_PART_LINES  # the brief's share of its time brought a part in
+
+
+@contextlib.contextmanager
+def _sync_lock_taken_after_a_part(longterm) -> Iterator[threading.Event]:
+    """Another writer takes the sync's lock (SQLite's write lock, PostgreSQL's advisory lock) as
+    soon as a part is committed, and holds it until the body is done; the event: it took it."""
+    taken, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        if longterm.url:
+            import psycopg
+
+            connection = psycopg.connect(longterm.url, autocommit=True)
+            lock = ["BEGIN", "SELECT pg_advisory_xact_lock(hashtext('pao_memory_file_sync'))"]
+        else:
+            connection = sqlite3.connect(_options(longterm).sqlite_file(longterm.home), isolation_level=None)
+            lock = ["BEGIN IMMEDIATE"]
+        try:
+            while not done.is_set() and not _pending_parts(longterm, connection):
+                time.sleep(0.002)
+            for statement in lock:
+                connection.execute(statement)
+            taken.set()
+            done.wait()
+            connection.execute("ROLLBACK")  # nothing written: the lock was all it wanted
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        yield taken
+    finally:
+        done.set()
+        holder.join()
+
+
+def _pending_parts(longterm, connection) -> int:
+    table = f"{longterm.schema}.pao_memory_file_pending" if longterm.url else "pao_memory_file_pending"
+    exists = ("SELECT to_regclass(%s) IS NOT NULL" if longterm.url else "SELECT count(*) FROM sqlite_master WHERE name = ?")
+    if not connection.execute(exists, (table,)).fetchone()[0]:
+        return 0
+    return connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_a_part_cut_short_keeps_the_parts_committed_before_it(longterm, tmp_path: Path) -> None:
+    """A part that cannot finish (here: another writer holds the lock) is rolled back alone; the
+    search reports the lines already in, and the next search goes on from there."""
+    memory = tmp_path / "memory.jsonl"
+    _write(memory, 0, LINES)
+    longterm.configure(f'memory_file = "{memory}"\nsemantic = false\n')
+    assert longterm.pao("memory", "add", "billing", USER_FACT)[0] == 0
+    options, home = _options(longterm), longterm.home
+    with _sync_lock_taken_after_a_part(longterm) as taken:
+        report = sync(options, home, memory, time.monotonic() + 3)
+    assert taken.is_set() and report.synced
+    done = _synced(report.note)
+    assert FIRST_PART_LINES <= done < LINES and "this search's last part was rolled back" in report.note
+    assert len(_names(longterm, tmp_path)) == done + 1  # exactly the committed parts, and the user's fact
+    resumed = sync(options, home, memory, time.monotonic() + SHARE_S)
+    assert resumed.note is None or _synced(resumed.note) > done
 
 
 @pytest.mark.parametrize("size", [1_000_000, 3_000_000], ids=["whole-file", "in-parts"])

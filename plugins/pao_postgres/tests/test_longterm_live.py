@@ -167,6 +167,9 @@ def test_a_file_rewritten_while_pao_reads_it_is_never_half_read(longterm, follow
             time.sleep(0.15)
             turn += 1
 
+    code, _, err = longterm.pao("memory", "sync")  # the store starts at V1: an empty one is no version
+    assert code == 0, err
+    assert store_graph(longterm, tmp_path) == graph(V1)
     writer = threading.Thread(target=rewrite, daemon=True)
     writer.start()
     seen = []
