@@ -76,7 +76,7 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
     ``python -I -m pao_mcp`` (:mod:`pao_mcp.start`), with pao's plugins already loaded."""
     from pao_mcp.calls import call_tool  # the tools and their validators load only here: start-up stays light
     from pao_mcp.catalog import tool_list
-    from pao_mcp.start import check_arguments, memory_tools, read_variables
+    from pao_mcp.start import agent_name, check_arguments, memory_tools, read_variables, record_listed
     from pao_mcp.stdio import Later, serve
 
     check_arguments(args)
@@ -85,5 +85,6 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
         reset_plugins()  # PAO_LOAD_PLUGINS / PAO_DISABLE_PLUGINS may be among them
         config = load_config()
     os.chdir("/")  # started by hand in a folder (docs/mcp.md): nothing the tools open comes from there
-    serve(Later.of(tool_list()), Later.of(memory_tools(args, config, get_plugins())), call_tool)
+    serve(Later.of(tool_list()), Later.of(memory_tools(args, config, get_plugins())), call_tool,
+          lambda at: record_listed(agent_name(args), at))
     return 0

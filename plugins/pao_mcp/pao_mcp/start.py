@@ -25,10 +25,13 @@ if TYPE_CHECKING:
     from pao_mcp.tools import MemoryTools
 
 
+LISTED_EVENT = "McpToolsListed"
+
+
 def main(argv: Sequence[str]) -> int:
-    catalog, tools = Later(), Later()
-    threading.Thread(target=_prepare, args=(list(argv), catalog, tools), name="pao-mcp-start", daemon=True).start()
-    serve(catalog, tools, _call)
+    checked, catalog, tools = Later(), Later(), Later()
+    threading.Thread(target=_prepare, args=(list(argv), checked, catalog, tools), name="pao-mcp-start", daemon=True).start()
+    serve(catalog, tools, _call, lambda at: record_listed(agent_name(checked.get()), at))
     try:  # the client is gone; a wrong argument is still said (the check ends the process) before this exits 0
         catalog.get()
     except Exception:  # noqa: BLE001 - nothing is left to answer
@@ -42,9 +45,10 @@ def _call(tools: MemoryTools, name: str, arguments: dict[str, Any]) -> dict[str,
     return call_tool(tools, name, arguments)
 
 
-def _prepare(argv: list[str], catalog: Later, tools: Later) -> None:
+def _prepare(argv: list[str], checked: Later, catalog: Later, tools: Later) -> None:
     try:
         args = _checked_arguments(argv)
+        checked.set(args)
         if args.env_file:
             os.environ.update(read_variables(args.env_file))  # before pao's configuration is first read
         from pao_mcp.catalog import tool_list
@@ -116,3 +120,23 @@ def read_variables(path: str) -> dict[str, str]:
     ):
         raise ConfigError(f"--env-file {path}: not an object of PAO_* variables")
     return variables
+
+
+def record_listed(agent: str, at: float) -> None:
+    """Record in a spawned agent's event log the moment its CLI first had pao's tool list (``McpToolsListed``,
+    epoch seconds ``at``); nothing for a server without an agent folder (registered by hand)."""
+    from pao_agents.agentdir import EVENTS  # once the tool list went out: never on the way to it
+
+    home = os.environ.get("PAO_HOME")
+    if not home:
+        return
+    line = json.dumps({"event": {"hook_event_name": LISTED_EVENT, "server": "pao"}, "at": round(at, 3)}) + "\n"
+    try:  # appended as the CLI's hooks append (O_APPEND), to a log that exists, never through a link
+        descriptor = os.open(os.path.join(home, "agents", agent, EVENTS),
+                             os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.write(descriptor, line.encode())
+    finally:
+        os.close(descriptor)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 import traceback
 from typing import Any, BinaryIO, Callable
 
@@ -132,12 +133,14 @@ class Session:
     """One client's conversation: what each method answers."""
 
     def __init__(self, output: Output, catalog: Later, tools: Later,
-                 call: Callable[[Any, str, dict[str, Any]], dict[str, Any]]) -> None:
-        self.output, self.catalog, self.tools, self.call = output, catalog, tools, call
+                 call: Callable[[Any, str, dict[str, Any]], dict[str, Any]],
+                 on_listed: Callable[[float], None] | None = None) -> None:
+        self.output, self.catalog, self.tools, self.call, self.on_listed = output, catalog, tools, call, on_listed
         self._running: dict[Any, threading.Thread] = {}
         self._cancelled: set[Any] = set()
         self._slots = threading.BoundedSemaphore(MAX_CALLS)
         self._lock = threading.Lock()
+        self._listed = False
 
     def handle(self, line: bytes | None) -> None:
         message = request_of(line)
@@ -158,6 +161,10 @@ class Session:
             self.output.answer(ident, self._answer(method, params))
         except ProtocolError as exc:
             self.output.error(ident, exc.code, str(exc))
+            return
+        if method == "tools/list" and not self._listed and self.on_listed:
+            self._listed = True
+            self.on_listed(time.time())
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
@@ -224,9 +231,10 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve(catalog: Later, tools: Later, call: Callable[[Any, str, dict[str, Any]], dict[str, Any]],
-          stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """Answer the client on ``stdin``/``stdout`` until it closes its input, then for the calls still running."""
-    session = Session(Output(stdout or sys.stdout.buffer), catalog, tools, call)
-    for line in read_lines(stdin or sys.stdin.buffer):
+          on_listed: Callable[[float], None] | None = None) -> None:
+    """Answer the client on stdin/stdout until it closes its input, then for the calls still running;
+    ``on_listed`` runs once the client has the tool list, with the time it got it."""
+    session = Session(Output(sys.stdout.buffer), catalog, tools, call, on_listed)
+    for line in read_lines(sys.stdin.buffer):
         session.handle(line)
     session.drain()
