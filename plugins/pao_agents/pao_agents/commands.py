@@ -75,10 +75,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
     send.add_argument("name", metavar="NAME")
     send.add_argument("text", metavar="TEXT")
-    send.add_argument("--receipt-timeout", metavar="SECONDS", type=float, default=RECEIPT_TIMEOUT,
-                      help="wait this long for the CLI's own event of the submitted prompt, then press the submit "
-                           f"key once more and wait again; exit 1 without it (default: {RECEIPT_TIMEOUT:g}; 0: the "
-                           "screen's confirmation only)")
+    send.add_argument("--receipt-timeout", metavar="SECONDS", type=float, default=RECEIPT_TIMEOUT, help=RECEIPT_HELP)
     send.add_argument("--json", action="store_true", help=JSON_HELP)
     send.set_defaults(func=run_send)
 
@@ -269,6 +266,10 @@ def _done(args: argparse.Namespace, action: str, message: str, record: Any = Non
         print_json({"action": action, **({"agent": record_json(record)} if record is not None else {}), **extra})
     else:
         _say(message)
+
+
+RECEIPT_HELP = (f"wait this long for the CLI's own event of the submitted prompt, then press the submit key once more "
+                f"and wait again; exit 1 without it (default: {RECEIPT_TIMEOUT:g}; 0: the screen's confirmation only)")
 
 
 def run_send(args: argparse.Namespace, config: PaoConfig) -> int:

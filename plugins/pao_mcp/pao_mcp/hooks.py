@@ -76,8 +76,9 @@ def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
     ``python -I -m pao_mcp`` (:mod:`pao_mcp.start`), with pao's plugins already loaded."""
     from pao_mcp.calls import call_tool  # the tools and their validators load only here: start-up stays light
     from pao_mcp.catalog import tool_list
+    # the server's own modules load only when it runs, as the tools do
     from pao_mcp.start import agent_name, check_arguments, memory_tools, read_variables, record_listed
-    from pao_mcp.stdio import Later, serve
+    from pao_mcp.stdio import Later, serve  # (the same)
 
     check_arguments(args)
     if args.env_file:

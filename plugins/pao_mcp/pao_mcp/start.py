@@ -22,7 +22,7 @@ from pao_mcp.stdio import Later, serve
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.plugins import Plugins
-    from pao_mcp.tools import MemoryTools
+    from pao_mcp.tools import MemoryTools  # the stores' code: loaded on the preparing thread only
 
 
 LISTED_EVENT = "McpToolsListed"
@@ -60,8 +60,9 @@ def _prepare(argv: list[str], checked: Later, catalog: Later, tools: Later) -> N
         print(f"pao: {exc}", file=sys.stderr)
         _leave(getattr(exc, "exit_code", 2))
     try:
+        # pao's configuration and plugins: on this thread, while the main one serves the handshake
         from pao_core.config import load_config
-        from pao_core.plugins import get_plugins
+        from pao_core.plugins import get_plugins  # (the same)
 
         tools.set(memory_tools(args, load_config(), get_plugins()))
         import pao_mcp.calls  # noqa: F401 - its schemas' validators, before the first call needs them
@@ -76,7 +77,7 @@ def _leave(code: int) -> None:
 
 
 def _checked_arguments(argv: list[str]) -> argparse.Namespace:
-    from pao_mcp.options import add_options
+    from pao_mcp.options import add_options  # argparse: off the main thread's way to the handshake
 
     parser = argparse.ArgumentParser(prog="pao mcp", description="pao's memory tools over MCP's stdio transport")
     add_options(parser)
@@ -87,8 +88,9 @@ def _checked_arguments(argv: list[str]) -> argparse.Namespace:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse an agent name or session id pao could not have written (one line, before any tool runs)."""
+    # attrs and pao's validation: off the main thread's way to the handshake
     from pao_agents.names import check_name
-    from pao_core.topic import reject_control
+    from pao_core.topic import reject_control  # (the same)
 
     check_name(agent_name(args))
     if args.session_id:
@@ -96,20 +98,20 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def memory_tools(args: argparse.Namespace, config: PaoConfig, plugins: Plugins) -> MemoryTools:
-    from pao_mcp.tools import MemoryTools
+    from pao_mcp.tools import MemoryTools  # the stores' code: loaded on the preparing thread only
 
     return MemoryTools(config, plugins, agent_name(args), args.session_id or None, args.remember_to)
 
 
 def agent_name(args: argparse.Namespace) -> str:
-    from pao_mcp.options import AGENT_VARIABLE
+    from pao_mcp.options import AGENT_VARIABLE  # argparse: off the main thread's way to the handshake
 
     return args.agent or os.environ.get(AGENT_VARIABLE) or "user"
 
 
 def read_variables(path: str) -> dict[str, str]:
     """The ``PAO_*`` variables of ``path`` (``pao spawn`` writes it, 0600, in the agent's folder)."""
-    from pao_core.errors import ConfigError
+    from pao_core.errors import ConfigError  # pao_core: off the main thread's way to the handshake
 
     try:
         variables = json.loads(open(path, encoding="utf-8").read())
