@@ -182,7 +182,8 @@ class Session:
                     self._cancelled.add(params["requestId"])
 
     def _start_call(self, ident: Any, params: dict[str, Any]) -> None:
-        name, arguments = params.get("name"), params.get("arguments", {})
+        name, arguments = params.get("name"), params.get("arguments")
+        arguments = {} if arguments is None else arguments  # absent or null: a tool without arguments
         if not isinstance(name, str) or not isinstance(arguments, dict):
             self.output.error(ident, INVALID_PARAMS, "tools/call needs a tool name and an object of arguments")
             return
