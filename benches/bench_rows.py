@@ -291,6 +291,17 @@ def lifecycle_rows(d: dict) -> list[Row]:
     return rows
 
 
+def mcp_start_rows(d: dict) -> list[Row]:
+    return [
+        Row("`python -I -m pao_mcp`: start to its `initialize` answer", f"<= {ms(d['target_ms'])}",
+            f"p50 {ms(d['initialize_p50_ms'])}, max {ms(d['initialize_max_ms'])} (`python -I -c pass`: "
+            f"{ms(d['python_pass_p50_ms'])}); load average at the end {', '.join(map(str, d['load_average']))}", d["met"]),
+        Row("start to its `tools/list` answer (sent right after)", "", f"p50 {ms(d['tools_list_p50_ms'])}", None),
+        Row("its CPU time, start to exit after both answers", "",
+            f"p50 {ms(d['server_cpu_p50_ms'])} (`python -I -c pass`: {ms(d['python_pass_cpu_p50_ms'])})", None),
+    ]
+
+
 def mcp_rows(d: dict) -> list[Row]:
     rows = [Row("`pao mcp` start to initialized (SDK client, stdio)", "", ms(d["start_to_initialized_ms"]), None)]
     for key, label in (("search_memory_ms", "`search_memory`, eval dev queries"), ("remember_new_ms", "`remember`, a new fact"),

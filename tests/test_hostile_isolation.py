@@ -89,12 +89,12 @@ def _tools_of(command: list[str], **options: object) -> set[str] | str:
 
 
 def test_the_server_leaves_the_folder_before_it_serves(hostile: tuple[Path, Path]) -> None:
-    """``python -I -m pao_mcp``: its first step is ``chdir("/")``, before pao's command line runs."""
+    """``python -I -m pao_mcp``: its first step is ``chdir("/")``, before the server (``pao_mcp.start``) runs."""
     folder, _ = hostile
-    probe = ("import os, runpy, sys; import pao_core.cli as cli; cli.main = lambda argv: print(os.getcwd(), argv) or 0; "
+    probe = ("import os, runpy, sys; import pao_mcp.start as start; start.main = lambda argv: print(os.getcwd(), argv) or 0; "
              "sys.argv = ['pao_mcp', '--agent', 'x']; runpy.run_module('pao_mcp', run_name='__main__')")
     done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=folder, capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "/ ['mcp', '--agent', 'x']", done.stderr
+    assert done.stdout.strip() == "/ ['--agent', 'x']", done.stderr
 
 
 @pytest.mark.parametrize("shell", ["sh", "dash", "bash"])

@@ -22,6 +22,7 @@ from typing import Iterator
 
 import pytest
 
+from pao_agents.agentdir import EVENTS, read_events
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.host_cases import CASES
@@ -127,6 +128,34 @@ def test_claude_code_remembers_then_a_second_agent_finds_it_with_provenance(
     settings_after = {p: p.read_bytes() for p in claude_home.rglob("*.json") if p in settings_before}
     for path, data in settings_after.items():
         assert b"mcp__pao__" not in data and b'"pao"' not in data, f"{path} names pao's server"
+
+
+def _offers_pao_s_tools(request) -> bool:  # noqa: ANN001 - a MessagesRequest
+    """Claude Code 2.0 offers an MCP server's tools in ``tools``; 2.1 defers them, naming them for its ToolSearch."""
+    offered = {tool.get("name") for tool in request.body.get("tools") or []}
+    return set(TOOLS) <= offered or all(name in json.dumps(request.body) for name in TOOLS)
+
+
+def test_the_first_turn_already_has_pao_s_tools_with_every_plugin_installed(
+    claude_run: dict[str, str], anthropic_stub: AnthropicStub, pao_home: Path, claude_version: str, claude_home: Path
+) -> None:
+    """The first turn (the first request carrying the task and offering tools; a side call such as a title comes
+    without any) lists pao's tools: the CLI got ``tools/list``'s answer before its
+    first turn, with the whole plugin set a user installs (no PAO_LOAD_PLUGINS) loading behind the handshake."""
+    env = {key: value for key, value in claude_run.items() if key not in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS")}
+    task = f"tally the gauges {uuid.uuid4().hex[:8]}"
+    spawned = json.loads(_pao(env, "spawn", task, "--folder", str(_folder(pao_home, "g")), "--name", "gauges",
+                              "--json").stdout)
+    assert spawned["extra"]["mcp"] == ["pao"]
+    first = anthropic_stub.wait_for_message(task, 120, where=lambda r: r.is_conversation)
+    assert first is not None, "the task never reached the model"
+    assert _offers_pao_s_tools(first), (
+        f"Claude Code {claude_version}'s first turn went out without pao's tools: "
+        f"{sorted(tool.get('name') for tool in first.body.get('tools') or [])}")
+    events = read_events(Path(spawned["extra"]["agent_dir"]) / EVENTS)
+    listed = next(event["at"] for event in events if event["name"] == "McpToolsListed")  # the server's record of it
+    assert listed <= first.received_at + 0.01  # (the log keeps milliseconds)
+    _pao(env, "kill", "gauges", timeout=60)
 
 
 def test_no_mcp_spawns_without_the_server(claude_run: dict[str, str], anthropic_stub: AnthropicStub,

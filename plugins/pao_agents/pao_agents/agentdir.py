@@ -235,6 +235,23 @@ def newest_state(events: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
+RECEIPT_TIMEOUT = 10.0
+"""Seconds ``pao send`` waits for the CLI's event of the submitted prompt, twice at most (a retry between)."""
+PROMPT_EVENTS = frozenset({"UserPromptSubmit", "BeforeAgent"})
+"""The events a CLI reports a submitted prompt with (Claude Code and Codex; Gemini CLI), its text in ``prompt``."""
+
+
+def prompt_receipt(events: Iterable[Mapping[str, Any]], since: float, fragment: str) -> float | None:
+    """When the CLI reported a prompt submitted at ``since`` (whole seconds: a hook's ``date +%s``) or later whose
+    text holds ``fragment`` (whitespace ignored), or one too long to keep its text (``truncated``)."""
+    for event in events:
+        if event["name"] in PROMPT_EVENTS and event["at"] >= int(since):
+            prompt = event["event"].get("prompt")
+            if event["event"].get("truncated") or isinstance(prompt, str) and fragment in "".join(prompt.split()):
+                return event["at"]
+    return None
+
+
 def session_receipt(events: Iterable[Mapping[str, Any]], session_id: str | None) -> float | None:
     """When the CLI's own SessionStart event confirmed the session (of ``session_id`` when known)."""
     for event in events:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import shlex
 import sys
 import time
@@ -10,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pao_core.config import PaoConfig
 from pao_core.contracts import PERMISSION_MODES, permission_summary
-from pao_core.errors import PaoError
+from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
+from pao_agents.agentdir import RECEIPT_TIMEOUT
 from pao_agents.light import observed_json, print_listing, remember_checked
 from pao_core.output import plain, print_json
 
@@ -48,6 +50,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
     send.add_argument("name", metavar="NAME")
     send.add_argument("text", metavar="TEXT")
+    send.add_argument("--receipt-timeout", metavar="SECONDS", type=float, default=RECEIPT_TIMEOUT, help=RECEIPT_HELP)
     send.add_argument("--json", action="store_true", help=JSON_HELP)
     send.set_defaults(func=run_send)
 
@@ -274,10 +277,18 @@ def _done(args: argparse.Namespace, action: str, message: str, record: Any = Non
         _say(message)
 
 
+RECEIPT_HELP = (f"wait this long for the CLI's own event of the submitted prompt, then press the submit key once more "
+                f"and wait again; exit 1 without it (default: {RECEIPT_TIMEOUT:g}; 0: the screen's confirmation only)")
+
+
 def run_send(args: argparse.Namespace, config: PaoConfig) -> int:
+    if not 0 <= args.receipt_timeout <= 600:
+        raise ValidationError("--receipt-timeout must be between 0 and 600 seconds")
     agents = _agents(config)
-    agents.send(args.name, args.text)
-    _done(args, "send", f"sent to {args.name}", agents.registry.get(args.name))
+    received = agents.send(args.name, args.text, receipt_timeout=args.receipt_timeout)
+    said = "submitted, confirmed by its CLI" if received is not None else "submitted, confirmed on its screen"
+    stamp = None if received is None else dt.datetime.fromtimestamp(received, dt.timezone.utc).isoformat()
+    _done(args, "send", f"sent to {args.name} ({said})", agents.registry.get(args.name), receipt=stamp)
     return 0
 
 

@@ -30,7 +30,8 @@ def _squash(text: str) -> str:
     return "".join(text.split())
 
 
-def _marker(text: str) -> str:
+def text_marker(text: str) -> str:
+    """The tail of ``text``'s last line, whitespace removed: what shows that the text arrived."""
     lines = [line for line in text.splitlines() if line.strip()]
     return _squash(lines[-1])[-_MARKER_CHARS:] if lines else ""
 
@@ -63,7 +64,7 @@ def send_text(
     reject_control(text, "the text", allow_newlines=True)
     if not text.strip():
         raise ValidationError("nothing to send: the text is empty")
-    marker = _marker(text)
+    marker = text_marker(text)
     before = _squash(driver.read(target))
     shown_count, placeholders = before.count(marker), before.count(_squash(PLACEHOLDER))
 

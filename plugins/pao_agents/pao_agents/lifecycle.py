@@ -14,13 +14,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
 from pao_agents import agentdir
-from pao_agents.conversation import SendFailed, send_text
+from pao_agents.agentdir import EVENTS, RECEIPT_TIMEOUT, prompt_receipt, read_events
+from pao_agents.conversation import SendFailed, send_text, text_marker
 from pao_agents.light import observed_state
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
@@ -29,6 +31,7 @@ from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
 from pao_core.models import AgentRecord, SpawnRequest, converter
 from pao_core.topic import shown as quoted
+from pao_core.waiting import poll_until
 
 __all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
@@ -112,10 +115,31 @@ class Agents(AgentContext):
             raise AgentNotRunning(f"agent {name!r} is not running (its terminal is gone); 'pao resume {name}' restarts it")
         return record, driver
 
-    def send(self, name: str, text: str) -> None:
+    def send(self, name: str, text: str, *, receipt_timeout: float = RECEIPT_TIMEOUT) -> float | None:
+        """Paste and submit ``text`` (confirmed on screen), then wait for the receipt: the CLI's own event for that
+        prompt (UserPromptSubmit; Gemini CLI's BeforeAgent), when its hooks report events. Without one within
+        ``receipt_timeout`` the submit key is pressed once more and the wait repeated, then :class:`SendFailed`.
+        Returns the receipt's time (``None``: no events to confirm with, or ``receipt_timeout`` 0)."""
         record, driver = self.live(name)
         host = self.host(record.host)
+        since = time.time()
         send_text(driver, record.target, text, submit_key=host.submit_key, reader=self.reader(record.host), name=name)
+        if not record.extra.get("events") or receipt_timeout <= 0:
+            return None
+        log, fragment = Path(record.extra["agent_dir"], EVENTS), text_marker(text)
+
+        def receipt() -> float | None:
+            return prompt_receipt(read_events(log), since, fragment)
+
+        for attempt in range(2):
+            if attempt:  # the screen said taken, the CLI said nothing: one more press (an empty input ignores it)
+                driver.press(record.target, host.submit_key)
+            received = poll_until(receipt, receipt_timeout, cap=0.2)
+            if received is not None:
+                return received
+        raise SendFailed(f"{name} shows the text taken, but its CLI reported no submitted prompt within "
+                         f"{2 * receipt_timeout:.0f} s (the submit key was pressed again once); 'pao status {name}' "
+                         "shows its screen")
 
     def kill(self, name: str, *, forget_only: bool = False, clean: bool = False) -> AgentRecord:
         """End the agent's process and forget it, with its checkpoint and what pao wrote for it; ``forget_only``: only forget it.

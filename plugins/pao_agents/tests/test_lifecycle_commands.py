@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 
 import pytest
@@ -356,3 +357,42 @@ def test_kill_takes_back_the_file_channel_only_when_no_other_agent_uses_it(pao: 
     assert pao("kill", "two")[0] == 0
     assert sorted(p.name for p in folder.iterdir() if p.name != ".fake-agent") == ["AGENTS.md", "notes.txt"]  # the agent's own
     assert (folder / "AGENTS.md").read_text() == rules and (folder / "notes.txt").read_text() == "mine\n"
+
+
+def test_send_waits_for_the_cli_s_receipt_of_the_prompt(pao: Pao) -> None:
+    """An agent whose CLI reports events: ``send`` succeeds only once the CLI reported that prompt submitted
+    (UserPromptSubmit), pressing the submit key once more in between; without it, one line and exit 1."""
+    folder = pao.folder("rx")
+    assert pao("spawn", "wait", "--folder", str(folder), "--no-nudge")[0] == 0
+    registry = _registry(pao)
+    agent_dir = pao.home / "agents" / "rx"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    log = agent_dir / "events.jsonl"
+    stale = {"event": {"hook_event_name": "UserPromptSubmit", "prompt": "second words", "session_id": "s"},
+             "at": int(time.time()) - 100}
+    log.write_text(json.dumps(stale) + "\n")  # an earlier prompt of the same text is no receipt for this one
+    registry.update("rx", extra={**registry.get("rx").extra, "events": True, "agent_dir": str(agent_dir)})
+
+    started = time.monotonic()
+    code, _, err = pao("send", "rx", "first words", "--receipt-timeout", "0.5")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "rx shows the text taken, but its CLI reported no submitted prompt within 1 s" in err
+    assert 1.0 <= time.monotonic() - started < 30
+    assert [m["text"] for m in received(folder)] == ["first words"]  # typed and submitted, only unconfirmed
+
+    def hook() -> None:  # what the CLI's UserPromptSubmit hook appends once it took the prompt
+        give_up = time.monotonic() + 30
+        while time.monotonic() < give_up and "second words" not in [m["text"] for m in received(folder)]:
+            time.sleep(0.05)
+        event = {"event": {"hook_event_name": "UserPromptSubmit", "prompt": "second  words", "session_id": "s"},
+                 "at": int(time.time())}
+        with log.open("a") as stream:
+            stream.write(json.dumps(event) + "\n")
+
+    writer = threading.Thread(target=hook)
+    writer.start()
+    code, out, err = pao("send", "rx", "second words", "--json")
+    writer.join()
+    assert code == 0, err
+    assert json.loads(out)["receipt"] is not None
+    assert pao("send", "rx", "x", "--receipt-timeout", "-1")[0] == 2

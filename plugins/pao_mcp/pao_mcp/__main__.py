@@ -3,7 +3,8 @@
 The CLI starts the server in the agent's folder, which may be a cloned repository:
 ``-I`` keeps that folder (and ``PYTHONPATH``, ``PYTHONSTARTUP``, the user's site
 folder) off the interpreter, and the first thing the server does is leave the folder,
-so nothing it opens by a relative name can come from there.
+so nothing it opens by a relative name can come from there. It then answers the
+handshake before pao's command line, configuration or plugins load (``pao_mcp.start``).
 """
 
 import os
@@ -11,6 +12,6 @@ import sys
 
 os.chdir("/")
 
-from pao_core.cli import main  # noqa: E402 - only once out of the agent's folder
+from pao_mcp.start import main  # noqa: E402 - only once out of the agent's folder
 
-sys.exit(main(["mcp", *sys.argv[1:]]))
+sys.exit(main(sys.argv[1:]))

@@ -9,17 +9,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from pao_core.config import load_config
-from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
 from pao_core.contracts import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
-from pao_core.topic import reject_control
+from pao_mcp.options import add_options
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import SpawnRequest
 
-AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
 TOOLS = ("search_memory", "remember", "memory_status")
 ENV_FILE = "pao-mcp-env.json"
@@ -69,48 +67,25 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
         help="serve the memory tools (search_memory, remember, memory_status) over MCP's stdio transport",
         description="An MCP server on stdin/stdout; a spawned agent's CLI starts it itself (docs/mcp.md).",
     )
-    parser.add_argument(
-        "--agent", metavar="NAME", default=None,
-        help=f"whose session this is: the provenance of what remember stores (default: ${AGENT_VARIABLE}, else 'user')",
-    )
-    parser.add_argument("--session-id", metavar="ID", default=None,
-                        help="the session's id (default: the one pao's registry has for --agent)")
-    parser.add_argument("--remember-to", metavar="STORE", default="longterm",
-                        help="the writable memory store remember writes to (default: longterm)")
-    parser.add_argument("--env-file", metavar="FILE", default=None,
-                        help="a JSON object of PAO_* variables to use (pao spawn writes one, 0600, per agent)")
+    add_options(parser)
     parser.set_defaults(func=run_mcp)
 
 
 def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_agents.names import check_name  # not needed until this runs: start-up stays light
+    """``pao mcp`` from pao's command line (by hand, or a CLI the user set up): the same server as
+    ``python -I -m pao_mcp`` (:mod:`pao_mcp.start`), with pao's plugins already loaded."""
+    from pao_mcp.calls import call_tool  # the tools and their validators load only here: start-up stays light
+    from pao_mcp.catalog import tool_list
+    # the server's own modules load only when it runs, as the tools do
+    from pao_mcp.start import agent_name, check_arguments, memory_tools, read_variables, record_listed
+    from pao_mcp.stdio import Later, serve  # (the same)
 
-    # The SDK and its dependencies load only here: `pao --help` never imports them.
-    from pao_mcp.server import serve
-    from pao_mcp.tools import MemoryTools  # not needed until this runs: start-up stays light
-
+    check_arguments(args)
     if args.env_file:
-        config = _with_variables(args.env_file)
-    agent = args.agent or os.environ.get(AGENT_VARIABLE) or "user"
-    check_name(agent)
-    if args.session_id:
-        reject_control(args.session_id, "--session-id")
+        os.environ.update(read_variables(args.env_file))
+        reset_plugins()  # PAO_LOAD_PLUGINS / PAO_DISABLE_PLUGINS may be among them
+        config = load_config()
     os.chdir("/")  # started by hand in a folder (docs/mcp.md): nothing the tools open comes from there
-    serve(MemoryTools(config, get_plugins(), agent, args.session_id or None, args.remember_to))
+    serve(Later.of(tool_list()), Later.of(memory_tools(args, config, get_plugins())), call_tool,
+          lambda at: record_listed(agent_name(args), at))
     return 0
-
-
-def _with_variables(path: str) -> PaoConfig:
-    """Apply the ``PAO_*`` variables of ``path`` to this process; the configuration and plugins they select."""
-
-    try:
-        variables = json.loads(open(path, encoding="utf-8").read())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--env-file {path}: {exc}") from None
-    if not isinstance(variables, dict) or not all(
-        isinstance(k, str) and k.startswith("PAO_") and isinstance(v, str) for k, v in variables.items()
-    ):
-        raise ConfigError(f"--env-file {path}: not an object of PAO_* variables")
-    os.environ.update(variables)
-    reset_plugins()  # PAO_LOAD_PLUGINS / PAO_DISABLE_PLUGINS may be among them
-    return load_config()

@@ -112,10 +112,14 @@ def test_errors_are_mcp_errors(pao_env: dict[str, str]) -> None:
     assert not out["after"].is_error  # the server is still serving
 
 
-def _raw(env: dict[str, str], lines: list[bytes], answers: int) -> list[dict[str, Any]]:
+FAST = [sys.executable, "-I", "-m", "pao_mcp"]
+"""The server as a CLI starts it for a session (``pao_session_mcp_servers``); ``pao mcp`` is the same server."""
+
+
+def _raw(env: dict[str, str], lines: list[bytes], answers: int, command: list[str] | None = None) -> list[dict[str, Any]]:
     """The server's first ``answers`` answers to ``lines``; its input stays open until they came, as a client's
     does (at the end of its input a server may drop what it has not answered yet)."""
-    process = subprocess.Popen([sys.executable, "-m", "pao_core", "mcp"], env=env, stdin=subprocess.PIPE,
+    process = subprocess.Popen(command or [sys.executable, "-m", "pao_core", "mcp"], env=env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
     try:
@@ -157,14 +161,62 @@ def test_an_oversized_message_is_refused_and_the_server_goes_on(pao_env: dict[st
     assert by_id[3]["result"] == {}
 
 
-def test_malformed_json_rpc_gets_the_spec_s_errors_with_id_null(pao_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("command", [None, FAST], ids=["pao-mcp", "python-I-m-pao_mcp"])
+def test_malformed_json_rpc_gets_the_spec_s_errors_with_id_null(pao_env: dict[str, str], command: list[str] | None) -> None:
     initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
     bad = [b'{"jsonrpc": "2.0", "id": 2, "method": "ping"\n', b"[]\n", b'{"jsonrpc": "2.0", "id": 4}\n',
            b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"]
-    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, *bad, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n'], 6)
+    answers = _raw(pao_env, [_initialize("2025-06-18"), initialized, *bad, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n'], 6,
+                   command)
     errors = [answer["error"]["code"] for answer in answers if answer.get("id") is None]
     assert errors == [-32700, -32600, -32600, -32700]
     assert answers[-1] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # and it goes on serving
+
+
+def test_an_id_that_is_not_a_string_or_an_integer_is_an_invalid_request_answered(pao_env: dict[str, str]) -> None:
+    """MCP: a request's id is a string or an integer, never null; any other is answered -32600 with id null (the
+    id cannot be echoed), as is a batch; a notification gets no answer, an unknown method -32601."""
+    bad = [b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}\n', b'{"jsonrpc": "2.0", "id": [7], "method": "ping"}\n',
+           b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n', b'{"jsonrpc": "2.0", "id": true, "method": "ping"}\n',
+           b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}\n', b'[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]\n',
+           b'{"jsonrpc": "1.0", "id": 4, "method": "ping"}\n', b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": [1]}\n']
+    after = [b'{"jsonrpc": "2.0", "method": "notifications/whatever"}\n', b'{"jsonrpc": "2.0", "id": "x", "method": "nope"}\n',
+             b'{"jsonrpc": "2.0", "id": "y", "method": "ping"}\n']
+    answers = _raw(pao_env, [_initialize("2025-06-18"), *bad, *after], 1 + len(bad) + 2, FAST)
+    assert answers[0]["id"] == 1 and answers[0]["result"]["serverInfo"]["name"] == "pao"
+    assert answers[1:1 + len(bad)] == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}] * len(bad)
+    assert answers[-2]["id"] == "x" and answers[-2]["error"]["code"] == -32601
+    assert answers[-1] == {"jsonrpc": "2.0", "id": "y", "result": {}}
+
+
+def test_the_handshake_loads_no_sdk_and_nothing_heavy(pao_env: dict[str, str]) -> None:
+    """What answers ``initialize`` is the standard library and pao_core's JSON bound: no MCP SDK, no pydantic,
+    attrs, pluggy, jsonschema or configuration, which load on another thread while it is answered (or never)."""
+    probe = "import sys, pao_mcp.stdio; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-I", "-c", probe], env=pao_env, capture_output=True, text=True,
+                                check=True, timeout=60).stdout.split())
+    assert "pao_mcp.stdio" in loaded
+    assert not {name for name in loaded if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "anyio", "attr", "attrs",
+                                                                  "pluggy", "jsonschema", "cattrs")}, loaded
+    assert not {"pao_core.config", "pao_core.plugins", "pao_core.contracts", "pao_mcp.tools"} & loaded
+    done = subprocess.run([sys.executable, "-X", "importtime", "-I", "-m", "pao_mcp", "--agent", "t"], env=pao_env,
+                          input=_initialize("2025-06-18") + b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n',
+                          capture_output=True, timeout=60)
+    assert len(json.loads(done.stdout.splitlines()[1])["result"]["tools"]) == 3
+    imported = {line.split(b"|")[-1].strip().decode() for line in done.stderr.splitlines() if line.startswith(b"import time:")}
+    assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "starlette", "anyio")}
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--agent", "two words"], "pao: agent name 'two words' is not allowed"),
+    (["--session-id", "a\x1bb"], "pao: --session-id"),
+    (["--env-file", "/nonexistent/pao-mcp-env.json"], "pao: --env-file /nonexistent/pao-mcp-env.json"),
+    (["--agent"], "error: argument --agent: expected one argument"),
+])
+def test_a_wrong_argument_ends_the_server_with_one_line(pao_env: dict[str, str], argv: list[str], said: str) -> None:
+    done = subprocess.run([*FAST, *argv], env=pao_env, input=_initialize("2025-06-18"), capture_output=True, timeout=60)
+    assert done.returncode == 2, done
+    assert said in done.stderr.decode() and b"Traceback" not in done.stderr
 
 
 @pytest.mark.hook("pao_session_mcp_servers")
