@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pao_postgres.filebatches import BATCH_LINES, WHOLE_FILE_BYTES, describe
-from pao_postgres.filesync import sync
+from pao_postgres.store.filebatches import BATCH_LINES, WHOLE_FILE_BYTES, describe
+from pao_postgres.store.filesync import sync
 from pao_postgres.items import MAX_OBSERVATION_CHARS
 from pao_postgres.options import LongtermOptions
 
