@@ -114,6 +114,10 @@ class MemoryBackend(abc.ABC):
         """the embedded files the backend reads (``pao doctor`` shows them). Default: none."""
         return ()
 
+    def close(self) -> None:
+        """the close step, called by the host when it is done with the backend: pooled connections and
+        engines closed (a later search may open new ones); never raises. Default: nothing to close."""
+
 
 class WritableMemory(MemoryBackend):
     """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``); one that does not
@@ -382,6 +386,10 @@ class RegistryStore(abc.ABC):
     def location(self) -> str:
         """where the records are, for messages and ``pao doctor`` (passwords masked). Default: ``name``."""
         return self.name
+
+    def close(self) -> None:
+        """the close step, called by the host when it is done with the store: its connections closed (a
+        later call may open new ones); never raises. Default: nothing to close."""
 
     def names(self) -> set[str]:
         """every agent name. Default: from ``list``."""

@@ -7,6 +7,7 @@ nothing more: pao stops waiting for it and reports it as a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections import Counter
@@ -96,6 +97,13 @@ def gather(
     return results
 
 
+def close_all(backends: Iterable[MemoryBackend]) -> None:
+    """Each backend's close step; one that fails is skipped, never the others (nor the caller's work)."""
+    for backend in backends:
+        with contextlib.suppress(Exception):
+            backend.close()
+
+
 def _ms(started: float, finished: float) -> float:
     return round((finished - started) * 1000, 2)
 
@@ -111,7 +119,11 @@ def brief(
     """Gather memory for ``topic`` from every backend in parallel and compose the briefing."""
     started = time.monotonic()
     chosen = plugins.memory_backends(config) if backends is None else backends
-    results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+    try:
+        results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+    finally:
+        if backends is None:  # made here: closed here (the caller closes the backends it passes)
+            close_all(chosen)
     return compose(
         topic,
         folders=tuple(folders),

@@ -15,7 +15,6 @@ from typing import Callable, Sequence
 import attrs
 
 from pao_core.fusion import rank_fusion
-from pao_embeddings.model import EmbeddingsUnavailable
 
 Ranking = Sequence[tuple[int, float]]
 """``(key, score)`` pairs, best first."""
@@ -39,24 +38,21 @@ class Fused:
 def lexical_and_vectors(lexical: Callable[[], Ranking], vectors: VectorSearch | None, k: int) -> Fused:
     """Both rankings of one topic fused by ``1 / (k + rank)``: ``vectors`` started first (None: no
     vector search), then ``lexical`` run, then the vector hits collected."""
-    collect = _started(vectors) if vectors is not None else list
+    if vectors is None:
+        found = list(lexical())
+        return Fused(found, found, [])
+    from pao_embeddings.model import EmbeddingsUnavailable  # the model's module: only with a vector search
+
+    try:
+        collect = vectors()
+    except EmbeddingsUnavailable:
+        collect = list
     found = list(lexical())
-    near = list(_collected(collect))
+    try:
+        near = list(collect())
+    except EmbeddingsUnavailable:
+        near = []  # a broken model install costs the vectors, not the lexical hits (`pao doctor` says why)
     if not near:
         return Fused(found, found, [])
     fused = rank_fusion(([key for key, _ in ranking] for ranking in (found, near)), k)
     return Fused(sorted(fused.items(), key=lambda row: -row[1]), found, near)
-
-
-def _started(vectors: VectorSearch) -> Callable[[], Ranking]:
-    try:
-        return vectors()
-    except EmbeddingsUnavailable:
-        return list
-
-
-def _collected(collect: Callable[[], Ranking]) -> Ranking:
-    try:
-        return collect()
-    except EmbeddingsUnavailable:
-        return []  # a broken model install costs the vectors, not the lexical hits (`pao doctor` says why)

@@ -118,7 +118,7 @@ def run_queries(
     Each query runs ``repeat`` times; its latency is the median of those runs (the
     machine may be busy with other work), and its last briefing is scored.
     """
-    from pao_core.gather import brief  # loaded on use, not at start-up
+    from pao_core.gather import brief, close_all  # loaded on use, not at start-up
 
     available = plugins.memory_backends(config)
     if backends is not None:
@@ -127,15 +127,18 @@ def run_queries(
             names = ", ".join(sorted(b.name for b in available)) or "none"
             raise PaoError(f"--backends: no backend named {', '.join(sorted(unknown))} (configured: {names})")
         available = [b for b in available if b.name in backends]
-    brief(queries[0].topic, config=config, plugins=plugins, backends=available)
-    runs = []
-    for query in queries:
-        timings = []
-        for _ in range(max(1, repeat)):
-            started = time.perf_counter()
-            briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
-            timings.append((time.perf_counter() - started) * 1000)
-        runs.append(QueryRun(query, briefing, round(statistics.median(timings), 2)))
+    try:
+        brief(queries[0].topic, config=config, plugins=plugins, backends=available)
+        runs = []
+        for query in queries:
+            timings = []
+            for _ in range(max(1, repeat)):
+                started = time.perf_counter()
+                briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
+                timings.append((time.perf_counter() - started) * 1000)
+            runs.append(QueryRun(query, briefing, round(statistics.median(timings), 2)))
+    finally:
+        close_all(available)  # the backends' close step: made here, closed here
     return runs
 
 
