@@ -115,8 +115,7 @@ class MemoryBackend(abc.ABC):
         return ()
 
     def close(self) -> None:
-        """the close step, called by the host when it is done with the backend: pooled connections and
-        engines closed (a later search may open new ones); never raises. Default: nothing to close."""
+        """the close step, called by the host when done with the backend (its pools closed). Default: none."""
 
 
 class WritableMemory(MemoryBackend):
@@ -386,10 +385,6 @@ class RegistryStore(abc.ABC):
     def location(self) -> str:
         """where the records are, for messages and ``pao doctor`` (passwords masked). Default: ``name``."""
         return self.name
-
-    def close(self) -> None:
-        """the close step, called by the host when it is done with the store: its connections closed (a
-        later call may open new ones); never raises. Default: nothing to close."""
 
     def names(self) -> set[str]:
         """every agent name. Default: from ``list``."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import attrs
 
@@ -108,24 +108,15 @@ def apply_floors(results: Mapping[str, BackendResult], options: FusionOptions) -
     return kept
 
 
-def rank_fusion(rankings: Iterable[Iterable[Hashable]], k: int) -> dict[Any, float]:
-    """Reciprocal rank fusion, pao's one formula for it (the briefing across backends here, each
-    store across its lexical and vector rankings through :mod:`pao_embeddings.hybrid`): every
-    ranking adds ``1 / (k + rank)`` to each of its keys' scores. Keys in the order first seen."""
-    scores: dict[Any, float] = {}
-    for ranking in rankings:
-        for position, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
-    return scores
-
-
 def reciprocal_rank(per_backend: Mapping[str, Sequence[MemoryItem]], k: int) -> list[MemoryItem]:
     """Items ordered by reciprocal-rank fusion of their per-backend positions."""
+    scores: dict[tuple[str, str], float] = {}
     first: dict[tuple[str, str], MemoryItem] = {}
     for items in per_backend.values():
-        for item in items:
-            first.setdefault((item.backend, item.id), item)
-    scores = rank_fusion(([(item.backend, item.id) for item in items] for items in per_backend.values()), k)
+        for position, item in enumerate(items, start=1):
+            key = (item.backend, item.id)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+            first.setdefault(key, item)
     order = sorted(scores, key=lambda key: (-scores[key], first[key].backend, first[key].id))
     return [attrs.evolve(first[key], fusion={**first[key].fusion, "fused_score": round(scores[key], 6)}) for key in order]
 

@@ -97,13 +97,6 @@ def gather(
     return results
 
 
-def close_all(backends: Iterable[MemoryBackend]) -> None:
-    """Each backend's close step; one that fails is skipped, never the others (nor the caller's work)."""
-    for backend in backends:
-        with contextlib.suppress(Exception):
-            backend.close()
-
-
 def _ms(started: float, finished: float) -> float:
     return round((finished - started) * 1000, 2)
 
@@ -119,11 +112,10 @@ def brief(
     """Gather memory for ``topic`` from every backend in parallel and compose the briefing."""
     started = time.monotonic()
     chosen = plugins.memory_backends(config) if backends is None else backends
-    try:
-        results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
-    finally:
-        if backends is None:  # made here: closed here (the caller closes the backends it passes)
-            close_all(chosen)
+    results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+    for made in chosen if backends is None else ():  # made here: closed here (a failing close skips no other)
+        with contextlib.suppress(Exception):
+            made.close()
     return compose(
         topic,
         folders=tuple(folders),

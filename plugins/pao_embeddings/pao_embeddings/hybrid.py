@@ -4,8 +4,8 @@ longterm store, :mod:`pao_postgres.searcher.retrieval`, and the conversation his
 
 The vector search starts first, so that it runs while the lexical one does (the topic's
 vector in this process, or the helper of a new ``pao brief`` reading the store's file);
-then the lexical ranking; then the two are fused by rank (:func:`pao_core.fusion.rank_fusion`,
-so neither score scale dominates). A broken model costs the vectors, never the lexical hits.
+then the lexical ranking; then the two are fused by rank (reciprocal rank fusion, as the briefing
+fuses the backends' answers in :mod:`pao_core.fusion`, so neither score scale dominates). A broken model costs the vectors, never the lexical hits.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Callable, Sequence
 
 import attrs
 
-from pao_core.fusion import rank_fusion
 
 Ranking = Sequence[tuple[int, float]]
 """``(key, score)`` pairs, best first."""
@@ -54,5 +53,8 @@ def lexical_and_vectors(lexical: Callable[[], Ranking], vectors: VectorSearch | 
         near = []  # a broken model install costs the vectors, not the lexical hits (`pao doctor` says why)
     if not near:
         return Fused(found, found, [])
-    fused = rank_fusion(([key for key, _ in ranking] for ranking in (found, near)), k)
+    fused: dict[int, float] = {}
+    for ranking in (found, near):
+        for rank, (key, _) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
     return Fused(sorted(fused.items(), key=lambda row: -row[1]), found, near)
