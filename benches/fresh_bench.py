@@ -9,7 +9,7 @@
    at 3,000 files), the same search with and without it, one grown transcript (an
    appended exchange), and ``--new`` new transcripts under the default 0.5 s budget
    (what was indexed in time and what was left).
-2. Longterm (``pao_postgres.filesync``): writes an MCP memory file of ``--entities``
+2. Longterm (``pao_postgres.store.filesync``): writes an MCP memory file of ``--entities``
    entities (5 observations each) and ``entities / 2`` relations, syncs it into the
    embedded SQLite store and into PostgreSQL (a throwaway cluster, or ``--url``), and
    times the check when nothing changed (target <= 20 ms), a sync after one edited
@@ -36,7 +36,7 @@ from pao_historyworker.backend import HistoryBackend
 from pao_historyworker.fresh import refresh
 from pao_historyworker.index import connect, index_transcripts
 from pao_historyworker.options import HistoryOptions
-from pao_postgres.filesync import sync
+from pao_postgres.store.filesync import sync
 from pao_postgres.options import LongtermOptions
 
 WORDS = ("deploy retry queue cache shard worker migration token parser release runner bucket replica "

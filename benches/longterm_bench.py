@@ -41,9 +41,9 @@ from typing import Iterator
 
 import attrs
 
-from pao_postgres import warm
+from pao_postgres.searcher import warm
 from pao_postgres.backend import LongtermBackend
-from pao_postgres.engine import LongtermError
+from pao_postgres.store.engine import LongtermError
 from pao_postgres.options import LongtermOptions
 from pao_testing.postgres import interrupt_on_sigterm, postgres_url
 
@@ -140,14 +140,15 @@ def load_postgres(url: str, rows: int, reuse: bool = False, schema: str = SCHEMA
 
 def load_vectors(store, url: str, rows: int, seed: int = 5) -> None:
     """Synthetic unit vectors for observations 1..rows (clustered around 2,000 directions, as
-    text on a few thousand subjects is), grouped in cells by pao_postgres.cells,
+    text on a few thousand subjects is), grouped in cells by pao_postgres.store.cells,
     written with COPY: embedding a million texts would take hours on this machine."""
     import numpy as np
     import psycopg
 
-    from pao_postgres import cells
-    from pao_postgres.engine import WRITE_DEADLINE, transaction
-    from pao_postgres.vectors import _create_table, _set_meta, names_for
+    from pao_postgres.store import cells
+    from pao_postgres.store.engine import WRITE_DEADLINE, transaction
+    from pao_postgres.searcher.vectors import names_for
+    from pao_postgres.store.vectors import _create_table, _set_meta
 
     rng = np.random.default_rng(seed)
     subjects = rng.standard_normal((2000, 384)).astype(np.float32)
@@ -298,7 +299,7 @@ def wait_for_searcher(options: LongtermOptions, home: Path, timeout: float = 120
 
 def retrieval(options: LongtermOptions, home: Path) -> str:
     """Which retrieval the searches ran, as ``pao doctor`` says it."""
-    from pao_postgres.vectors import retrieval_status
+    from pao_postgres.store.vectors import retrieval_status
 
     store = LongtermBackend("longterm", options, home).store
     return retrieval_status(store, store.stats(time.monotonic() + 60)["observations"], time.monotonic() + 60)

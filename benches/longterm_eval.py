@@ -30,9 +30,10 @@ from typing import Iterator
 import attrs
 from pao_postgres.mcpfile import read_memory_file
 from pao_postgres.options import LongtermOptions
-from pao_postgres.retrieval import METHODS, Method, run_method
-from pao_postgres.store import LongtermStore
-from pao_postgres.vectors import refresh_vectors
+from pao_postgres.searcher.method import METHODS, Method
+from pao_postgres.searcher.retrieval import run_method
+from pao_postgres.store.longterm import LongtermStore
+from pao_postgres.store.vectors import refresh_vectors
 from pao_testing.postgres import interrupt_on_sigterm, postgres_url
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "eval"
@@ -101,7 +102,7 @@ def evaluate(store: LongtermStore, queries: list[dict], labels: dict, limit: int
         answers, timings = {}, []
         for query in queries:
             started = time.perf_counter()
-            items = run_method(store, query["topic"], limit, time.monotonic() + 10, method)
+            items = run_method(store.options, store.home, query["topic"], limit, time.monotonic() + 10, method)
             timings.append((time.perf_counter() - started) * 1000)
             answers[query["qid"]] = [item.id for item in items]
         figures = score(queries, labels, answers)

@@ -45,7 +45,7 @@ def knobs(longterm_vector_floor: float, history_vector_floor: float) -> Iterator
     """Set the floors for the briefs made inside (module globals, restored after)."""
     from pao_historyworker import backend as history_backend
     from pao_historyworker import search as history_search
-    from pao_postgres import retrieval
+    from pao_postgres.searcher import retrieval
 
     # The history backend binds Tuning when it is imported: patch the name it calls, or the
     # floor of the first setting would stay for the whole grid.
@@ -61,7 +61,7 @@ def knobs(longterm_vector_floor: float, history_vector_floor: float) -> Iterator
 def shipped() -> dict[str, float]:
     """The floors the code ships (what ``pao brief`` uses)."""
     from pao_historyworker.search import Tuning
-    from pao_postgres.retrieval import METHODS
+    from pao_postgres.searcher.retrieval import METHODS
 
     return {"longterm_vector_floor": METHODS["ranked"].vector_floor, "history_vector_floor": Tuning().vector_floor}
 

@@ -65,14 +65,14 @@ def ranked(loaded: Any, store: str, topic: str) -> list[tuple[list[str], float]]
     deadline = time.monotonic() + 60
     if store == "longterm":
         from pao_postgres.options import LongtermOptions
-        from pao_postgres.retrieval import METHODS
-        from pao_postgres.sqlite_read import reading
-        from pao_postgres.vectors import _observations, nearest
+        from pao_postgres.searcher.method import METHODS
+        from pao_postgres.searcher.sqlite_read import file_reading
+        from pao_postgres.searcher.vectors import _observations, nearest
 
         options = loaded.config.options("backends", "longterm", LongtermOptions)
         method = attrs.evolve(METHODS["ranked"], vector_floor=-2.0, vector_candidates=10**6)
         path = options.sqlite_file(loaded.config.home)
-        with reading(path, deadline) as rows:
+        with file_reading(path, deadline) as rows:
             near = nearest(str(path), rows, options, topic, method, deadline)
             names = {row.id: f"obs:{row.name}#{row.position}"
                      for row in _observations(options, rows, "id", [key for key, _ in near], True)}

@@ -114,6 +114,9 @@ class MemoryBackend(abc.ABC):
         """the embedded files the backend reads (``pao doctor`` shows them). Default: none."""
         return ()
 
+    def close(self) -> None:
+        """the close step, called by the host when done with the backend (its pools closed). Default: none."""
+
 
 class WritableMemory(MemoryBackend):
     """A :class:`MemoryBackend` that can also be written to (``pao mcp``'s ``remember``); one that does not

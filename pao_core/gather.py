@@ -7,6 +7,7 @@ nothing more: pao stops waiting for it and reports it as a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections import Counter
@@ -112,6 +113,9 @@ def brief(
     started = time.monotonic()
     chosen = plugins.memory_backends(config) if backends is None else backends
     results = gather(chosen, topic, limit=config.gather.limit, timeout=config.gather.deadline)
+    for made in chosen if backends is None else ():  # made here: closed here (a failing close skips no other)
+        with contextlib.suppress(Exception):
+            made.close()
     return compose(
         topic,
         folders=tuple(folders),

@@ -8,7 +8,7 @@ import time
 import attrs
 import pytest
 
-from pao_core import MemoryItem
+from pao_core import MemoryItem, hookimpl
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
 from pao_core.gather import gather
@@ -114,3 +114,38 @@ def test_brief_returns_items_of_the_backends_that_answered() -> None:
     assert briefing.backends["raising"].status == "error"
     assert briefing.backends["longterm"].status == "ok"
     assert any(item.backend == "longterm" for item in briefing.items)
+
+
+@attrs.define
+class Closing(Backend):
+    """A backend that counts its close steps; ``broken``: its close fails."""
+
+    name: str
+    broken: bool = False
+    closed: int = 0
+
+    def search(self, query, limit, deadline):
+        return [MemoryItem(self.name, f"{self.name}:0", "t", query)]
+
+    def close(self) -> None:
+        self.closed += 1
+        if self.broken:
+            raise OSError("the pool was gone already")
+
+    @hookimpl
+    def pao_memory_backends(self, config):
+        return [self]
+
+
+def test_brief_closes_the_backends_it_made_and_leaves_the_callers_open() -> None:
+    made, broken = Closing("made"), Closing("broken", broken=True)
+    plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
+    plugins.manager.register(made, name="made")
+    plugins.manager.register(broken, name="broken")
+    briefing = brief("deploy the api", config=load_config(), plugins=plugins)
+    assert {name: result.status for name, result in briefing.backends.items()} == {"made": "ok", "broken": "ok"}
+    assert (made.closed, broken.closed) == (1, 1)  # a failing close skips nothing, and the briefing stands
+
+    passed = Closing("passed")
+    brief("deploy the api", config=load_config(), plugins=plugins, backends=[passed])
+    assert passed.closed == 0  # the caller's to close (pao eval closes its backends once, at its end)

@@ -121,7 +121,7 @@ def test_a_link_at_the_background_job_s_files_starts_nothing_and_touches_nothing
 
 def test_a_link_at_the_warm_searcher_s_lock_starts_none_and_touches_nothing(isolated_home: Path, precious: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from pao_postgres import warm
+    from pao_postgres.searcher import warm
     from pao_postgres.options import LongtermOptions
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(isolated_home / "run"))

@@ -15,7 +15,7 @@ def test_each_setting_reaches_both_stores_searches() -> None:
     finally:
         sys.path.remove(str(ROOT / "benches"))
     from pao_historyworker import backend
-    from pao_postgres import retrieval
+    from pao_postgres.searcher import retrieval
 
     for longterm_floor, history_floor in ((0.44, 0.31), (0.6, 0.45)):
         with retrieval_fit.knobs(longterm_floor, history_floor):

@@ -145,15 +145,6 @@ def above_floor(matrix: np.ndarray, keys: Sequence[int] | np.ndarray, query: np.
     return [(int(keys[i]), float(similarity[i])) for i in best]
 
 
-def fuse_by_rank(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to a key's score; best first."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (key, _) in enumerate(ranking, start=1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
-    return sorted(fused.items(), key=lambda row: -row[1])
-
-
 def retrieval_mode(*, enabled: bool, vectors: int, items: int, what: str, refresh: str) -> str:
     """``semantic + lexical`` or ``lexical only: <why>`` for a store of ``items`` with ``vectors``
     (``refresh``: the command that embeds what lacks a vector)."""

@@ -17,6 +17,7 @@ relevant items that exist), an exchange counting for every labelled line it carr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import statistics
@@ -127,15 +128,20 @@ def run_queries(
             names = ", ".join(sorted(b.name for b in available)) or "none"
             raise PaoError(f"--backends: no backend named {', '.join(sorted(unknown))} (configured: {names})")
         available = [b for b in available if b.name in backends]
-    brief(queries[0].topic, config=config, plugins=plugins, backends=available)
-    runs = []
-    for query in queries:
-        timings = []
-        for _ in range(max(1, repeat)):
-            started = time.perf_counter()
-            briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
-            timings.append((time.perf_counter() - started) * 1000)
-        runs.append(QueryRun(query, briefing, round(statistics.median(timings), 2)))
+    try:
+        brief(queries[0].topic, config=config, plugins=plugins, backends=available)
+        runs = []
+        for query in queries:
+            timings = []
+            for _ in range(max(1, repeat)):
+                started = time.perf_counter()
+                briefing = brief(query.topic, config=config, plugins=plugins, backends=available)
+                timings.append((time.perf_counter() - started) * 1000)
+            runs.append(QueryRun(query, briefing, round(statistics.median(timings), 2)))
+    finally:
+        for backend in available:  # the backends' close step: made here, closed here
+            with contextlib.suppress(Exception):
+                backend.close()
     return runs
 
 

@@ -16,19 +16,19 @@ word with the conversation is still found, and neither score scale dominates.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import os
 import re
 import sqlite3
-from typing import Callable, Sequence
+from typing import Sequence
 
 import attrs
 
 from pao_core.models import MemoryItem
 from pao_core.words import content_words
-from pao_embeddings.model import EmbeddingsUnavailable
-from pao_embeddings.similar import fuse_by_rank
+from pao_embeddings.hybrid import lexical_and_vectors
 from pao_historyworker.index import TOKENIZER
 from pao_historyworker.vectors import nearest_soon
 
@@ -106,35 +106,15 @@ def search(
     """
     if limit <= 0:
         return []
-    vector_hits = _vector_hits(conn, topic, tuning, None if deadline is None else deadline - LEXICAL_RESERVE)
-    hits = lexical_hits(conn, topic, tuning)
-    near = vector_hits()
-    if near:
-        hits = fuse_by_rank([hits, near], tuning.rrf_k)
+    vectors = None
+    if tuning.semantic:
+        vector_deadline = None if deadline is None else deadline - LEXICAL_RESERVE
+        vectors = functools.partial(nearest_soon, conn, topic, tuning.vector_floor, tuning.vector_candidates,
+                                    vector_deadline, tuning.vector_standard_floor)
+    hits = lexical_and_vectors(lambda: lexical_hits(conn, topic, tuning), vectors, tuning.rrf_k).hits
     if tuning.session_weight > 0:
         hits = _with_session_siblings(conn, hits, limit, tuning.session_weight)
     return _items(conn, hits[:limit])
-
-
-def _vector_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning,
-                 deadline: float | None) -> Callable[[], list[tuple[int, float]]]:
-    """The vector hits, in two steps: the search starts now (in the helper of a new ``pao brief``: while the
-    lexical one runs here), the returned function gives them."""
-    if not tuning.semantic:
-        return list
-    try:
-        found = nearest_soon(conn, topic, tuning.vector_floor, tuning.vector_candidates, deadline, tuning.vector_standard_floor)
-    except EmbeddingsUnavailable:
-        return list
-
-    def hits() -> list[tuple[int, float]]:
-        try:
-            return found()
-        except EmbeddingsUnavailable:
-            # a broken model install costs the vectors, not the lexical hits (stats and tests say why)
-            return []
-
-    return hits
 
 
 def lexical_hits(conn: sqlite3.Connection, topic: str, tuning: Tuning = Tuning()) -> list[tuple[int, float]]:

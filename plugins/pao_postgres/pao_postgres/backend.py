@@ -1,4 +1,8 @@
-"""The ``longterm`` memory backend object (cheap to make: the store connects on first search)."""
+"""The ``longterm`` memory backend object (cheap to make: nothing connects before the first search).
+
+It puts the jobs together: searches are the searcher's (:mod:`pao_postgres.searcher`: one read
+transaction, in this process or in the warm searcher), writes the store's (:mod:`pao_postgres.store`:
+SQLAlchemy); :meth:`LongtermBackend.close` is the close step of both."""
 
 from __future__ import annotations
 
@@ -12,12 +16,13 @@ from pao_core.contracts import WritableMemory
 from pao_core.models import SearchResults
 from pao_postgres.errors import LongtermError
 from pao_postgres.options import LongtermOptions, memory_file
-from pao_postgres.provenance import attach
-from pao_postgres.retrieval import reads_without_sqlalchemy, search_embedded
+from pao_postgres.searcher.provenance import attach
+from pao_postgres.searcher.reading import close as close_reading
+from pao_postgres.searcher.retrieval import search
 
 if TYPE_CHECKING:
     from pao_core.models import MemoryItem, Provenance, Remembered
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
 
 SYNC_SHARE = 0.6
@@ -37,7 +42,7 @@ class LongtermBackend(WritableMemory):
     @property
     def store(self) -> LongtermStore:
         if self._store is None:
-            from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
+            from pao_postgres.store.longterm import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
             self._store = LongtermStore(self.options, self.home)
         return self._store
@@ -45,7 +50,7 @@ class LongtermBackend(WritableMemory):
     def search(self, query: str, limit: int, deadline: float) -> Sequence[MemoryItem]:
         file = memory_file(self.options)
         warm = self.options.url.strip() and not self._searched_here and _warm().enabled(self.options)
-        if warm:  # a new process: the warm searcher answers when one runs (pao_postgres.warm)
+        if warm:  # a new process: the warm searcher answers when one runs (pao_postgres.searcher.warm)
             found = _never_needed(_warm().search, self.options, self.home, self.name, query, limit, deadline, file)
             if found is not None:
                 return found
@@ -58,23 +63,20 @@ class LongtermBackend(WritableMemory):
     def search_here(self, query: str, limit: int, deadline: float, file: Path | None) -> Sequence[MemoryItem]:
         """The search in this process: ``file`` (the MCP memory file, if any) synced first."""
         note = self._follow(file, deadline)
-        if reads_without_sqlalchemy(self.options):  # the spawn path: no SQLAlchemy import
-            items = search_embedded(self.options, self.home, query, limit, deadline)
-        else:
-            items = self.store.search(query, limit, deadline)
+        items = search(self.options, self.home, query, limit, deadline)  # no SQLAlchemy: the spawn path
         items = attach(self.options, self.home, items, deadline)
         ranked = [attrs.evolve(item, backend=self.name, rank=rank) for rank, item in enumerate(items, start=1)]
         return SearchResults(ranked, note) if note else ranked
 
     def follow_file(self, deadline: float) -> str | None:
-        """Sync the MCP memory file into the store when it changed (``pao_postgres.filesync``);
+        """Sync the MCP memory file into the store when it changed (``pao_postgres.store.filesync``);
         a note when it could not be, and the search goes on with the store as it is."""
         return self._follow(memory_file(self.options), deadline)
 
     def _follow(self, path: Path | None, deadline: float) -> str | None:
         if path is None:
             return None
-        from pao_postgres.filesync import sync  # the memory file's bridge: only when a file is followed
+        from pao_postgres.store.filesync import sync  # the memory file's bridge: only when a file is followed
 
         try:
             report = sync(self.options, self.home, path, time.monotonic() + SYNC_SHARE * (deadline - time.monotonic()))
@@ -92,12 +94,19 @@ class LongtermBackend(WritableMemory):
         remembered = self.store.remember(entity, observation, provenance, deadline)
         return attrs.evolve(remembered, item=attrs.evolve(remembered.item, backend=self.name))
 
+    def close(self) -> None:
+        """The close step (the host calls it when done with the backend): the store's pooled
+        connections and the searches' kept ones closed; a later search opens new ones."""
+        if self._store is not None:
+            self._store.close()
+        close_reading(self.options)
+
     def local_files(self) -> list[Path]:
         """The embedded store's file (none when the store is a PostgreSQL server), for ``pao doctor``."""
         return [] if self.options.url.strip() else [self.options.sqlite_file(self.home)]
 
     def health(self, deadline: float) -> str:
-        from pao_postgres.vectors import retrieval_status  # not needed until this runs: start-up stays light
+        from pao_postgres.store.vectors import retrieval_status  # not needed until this runs: start-up stays light
 
         stats = self.store.stats(deadline)
         searcher = f"; {_warm().describe(self.options, self.home, self.name, deadline)}" if self.options.url.strip() else ""
@@ -107,7 +116,7 @@ class LongtermBackend(WritableMemory):
 
         job = last_job(self.name, self.home)
         if (path := memory_file(self.options)) is not None:
-            from pao_postgres.filebatches import describe  # not needed until this runs: start-up stays light
+            from pao_postgres.store.filebatches import describe  # not needed until this runs: start-up stays light
 
             job = "; ".join(filter(None, (describe(self.options, self.home, path, deadline), job)))
         return (
@@ -130,6 +139,6 @@ def _never_needed(call: Any, *args: Any) -> Any:
 
 
 def _warm() -> Any:
-    from pao_postgres import warm  # sockets and digests: only for a server store
+    from pao_postgres.searcher import warm  # sockets and digests: only for a server store
 
     return warm

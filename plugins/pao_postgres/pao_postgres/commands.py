@@ -17,17 +17,17 @@ from pao_core.models import Provenance, by_agent, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME
 from pao_postgres.backend import LongtermBackend
-from pao_postgres.filesync import sync
+from pao_postgres.store.filesync import sync
 from pao_postgres.items import observation_too_long
 from pao_postgres.mcpfile import memory_lines, read_memory_file
-from pao_postgres.provenance import attach
+from pao_postgres.searcher.provenance import attach
 from pao_postgres.options import MODES, LongtermOptions, memory_file
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.progress import Progress
-    from pao_postgres.store import LongtermStore
-    from pao_postgres.vectors import RefreshReport
+    from pao_postgres.store.longterm import LongtermStore
+    from pao_postgres.store.vectors import RefreshReport
 
 READ_DEADLINE = 10.0
 
@@ -95,7 +95,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> RefreshReport:
     """After a write: embed what is new or changed (shown on ``progress``), drop what is gone."""
-    from pao_postgres.vectors import refresh_vectors as refresh  # not needed until this runs: start-up stays light
+    from pao_postgres.store.vectors import refresh_vectors as refresh  # not needed until this runs: start-up stays light
 
     def embedded(done: int, total: int) -> None:
         if progress is not None:
@@ -105,7 +105,7 @@ def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> R
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.store import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
+    from pao_postgres.store.longterm import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
 
     return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
@@ -179,13 +179,13 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_postgres.vectors import retrieval_status  # not needed until this runs: start-up stays light
+    from pao_postgres.store.vectors import retrieval_status  # not needed until this runs: start-up stays light
 
     store = open_store(config)
     stats = store.stats(time.monotonic() + READ_DEADLINE)
     stats["retrieval"] = retrieval_status(store, stats["observations"], time.monotonic() + READ_DEADLINE)
     if (path := memory_file(store.options)) is not None:
-        from pao_postgres.filebatches import describe  # not needed until this runs: start-up stays light
+        from pao_postgres.store.filebatches import describe  # not needed until this runs: start-up stays light
 
         stats["memory_file"] = describe(store.options, store.home, path, time.monotonic() + READ_DEADLINE)
     if args.json:
@@ -197,7 +197,7 @@ def run_stats(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_searcher(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_postgres import warm  # sockets: only for this command
+    from pao_postgres.searcher import warm  # sockets: only for this command
 
     options = config.options("backends", BACKEND_NAME, LongtermOptions)
     if args.action == "stop":
@@ -245,7 +245,7 @@ def run_search(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_review(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_postgres.review import agent_facts, settle  # SQLAlchemy: only for this command
+    from pao_postgres.store.review import agent_facts, settle  # SQLAlchemy: only for this command
 
     store = open_store(config)
     if args.keep or args.forget:

@@ -80,6 +80,6 @@ def _warm_searcher(options: LongtermOptions) -> bool:
     """Whether a server store's warm searcher embeds the topic (started by the first search if none runs)."""
     if not options.url.strip():
         return False
-    from pao_postgres import warm  # sockets and digests: only for a server store
+    from pao_postgres.searcher import warm  # sockets and digests: only for a server store
 
     return warm.enabled(options)

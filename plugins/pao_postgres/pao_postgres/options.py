@@ -86,7 +86,7 @@ class LongtermOptions:
     the model wheel); false keeps both lexical only. ``warm_searcher``: a server store's
     searches go through a per-user background process that keeps the connection and the
     model warm, started on demand and gone after ``warm_searcher_idle_s`` without a search
-    (:mod:`pao_postgres.warm`; ``$PAO_WARM_SEARCHER=0`` turns it off too).
+    (:mod:`pao_postgres.searcher.warm`; ``$PAO_WARM_SEARCHER=0`` turns it off too).
     ``background_embedding``: observations a search synced from the memory file are
     embedded by ``pao memory sync`` in a background process once the search is over
     (:mod:`pao_embeddings.later`; ``$PAO_BACKGROUND_EMBEDDING=0`` turns it off too).

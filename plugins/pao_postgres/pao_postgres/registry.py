@@ -122,6 +122,15 @@ class PostgresRegistry(RegistryStore):
             raise UnknownAgent.named(name)
         return self._structure(row[0])
 
+    def close(self) -> None:
+        """The close step: this process's connection to ``url`` closed (the next call opens one)."""
+        link = _link(self.url)
+        with link.lock:
+            connection, link.connection = link.connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
+
     # -- machinery -------------------------------------------------------------------
 
     def _insert(self, connection: psycopg.Connection, record: AgentRecord) -> bool:

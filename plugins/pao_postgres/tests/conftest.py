@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from pao_core.plugins import reset_plugins
-from pao_postgres.engine import dispose_all
+from pao_postgres.store.engine import dispose_all
 from pao_testing.postgres import postgres_url
 
 from longterm_helpers import Longterm

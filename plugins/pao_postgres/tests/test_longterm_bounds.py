@@ -19,8 +19,8 @@ from typing import Iterator
 
 import pytest
 
-from pao_postgres.filebatches import FIRST_PART_LINES, WHOLE_FILE_BYTES, describe
-from pao_postgres.filesync import sync
+from pao_postgres.store.filebatches import FIRST_PART_LINES, WHOLE_FILE_BYTES, describe
+from pao_postgres.store.filesync import sync
 from pao_postgres.items import MAX_OBSERVATION_CHARS
 from pao_postgres.options import LongtermOptions
 

@@ -157,7 +157,7 @@ def test_blocked_search_stops_at_its_deadline_and_the_pool_recovers(postgres_ser
     and the pooled connection serves the next search."""
     import psycopg
 
-    from pao_postgres.engine import LongtermError
+    from pao_postgres.store.engine import LongtermError
 
     with seeded_store(postgres_server_url, tmp_path, "blocked_") as (store, schema):
         with psycopg.connect(postgres_server_url) as locker:
@@ -194,7 +194,7 @@ def test_server_search_of_a_new_process_imports_no_sqlalchemy(postgres_server_ur
 def test_a_kept_connection_the_server_closed_is_replaced(postgres_server_url: str, tmp_path: Path) -> None:
     import psycopg
 
-    from pao_postgres import server_read
+    from pao_postgres.searcher import server_read
 
     with seeded_store(postgres_server_url, tmp_path, "kept_") as (store, _schema):
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]
@@ -210,7 +210,7 @@ def test_a_forked_child_opens_its_own_connection(postgres_server_url: str, tmp_p
     """``pao spawn`` gathers in a forked child: it must not read from its parent's kept socket."""
     import os
 
-    from pao_postgres import server_read
+    from pao_postgres.searcher import server_read
 
     with seeded_store(postgres_server_url, tmp_path, "forked_") as (store, _schema):
         assert [item.id for item in store.search("notarization build", 5, time.monotonic() + 5)] == ["obs:Gus#0"]

@@ -118,7 +118,7 @@ def test_what_an_agent_remembered_is_not_the_file_s_to_delete(longterm, followed
 
     from pao_core.models import Provenance
     from pao_postgres.backend import LongtermBackend
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
     store = LongtermStore(LongtermOptions(url=longterm.url or "", schema=longterm.schema or ""), longterm.home)
     store.init()

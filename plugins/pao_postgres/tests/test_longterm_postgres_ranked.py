@@ -31,8 +31,8 @@ def ranked_ids(url: str, schema: str, home: Path, corpus: str) -> dict[str, list
     from pao_postgres.backend import LongtermBackend
     from pao_postgres.mcpfile import read_memory_file
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.store import LongtermStore
-    from pao_postgres.vectors import refresh_vectors
+    from pao_postgres.store.longterm import LongtermStore
+    from pao_postgres.store.vectors import refresh_vectors
 
     options = LongtermOptions(url=url, schema=schema)
     store = LongtermStore(options, home)

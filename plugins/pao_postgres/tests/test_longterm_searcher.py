@@ -1,4 +1,4 @@
-"""The warm searcher (pao_postgres.warm, pao_postgres.searcher) with a real server and real searcher processes.
+"""The warm searcher (pao_postgres.searcher.warm, pao_postgres.searcher.server) with a real server and real searcher processes.
 
 Each test gets its own XDG_RUNTIME_DIR (so its own searchers), its own schema, and
 stops every searcher it started. Searches run through ``LongtermBackend.search`` as a
@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 import attrs
 import pytest
 
-from pao_postgres import warm
+from pao_postgres.searcher import warm
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.options import LongtermOptions
 
@@ -84,7 +84,7 @@ def _wait_gone(pid: int, timeout: float = 30.0) -> bool:
 def store(postgres_server_url: str, pao_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     import psycopg
 
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
     monkeypatch.delenv(warm.ENV, raising=False)  # the configuration decides, as for a user
     runtime = pao_env / "run"
@@ -226,7 +226,7 @@ def _waiting_on_lock(url: str) -> bool:
 
 
 def test_writes_and_the_memory_file_are_reflected_through_the_searcher(store: Store, tmp_path: Path) -> None:
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
     memory = tmp_path / "memory.jsonl"
     line = {"type": "entity", "name": "Billing", "entityType": "service", "observations": ["uses redis for queues"]}
@@ -348,8 +348,8 @@ def test_a_new_searcher_removes_the_files_earlier_settings_left_and_nothing_held
 def test_results_through_the_searcher_equal_in_process_on_the_eval_corpus(store: Store) -> None:
     """Semantic + lexical (the default), every query of the eval corpus: identical items either way."""
     from pao_postgres.mcpfile import read_memory_file
-    from pao_postgres.store import LongtermStore
-    from pao_postgres.vectors import refresh_vectors
+    from pao_postgres.store.longterm import LongtermStore
+    from pao_postgres.store.vectors import refresh_vectors
 
     from longterm_helpers import EVAL_MEMORY
 
@@ -373,7 +373,7 @@ def test_results_through_the_searcher_equal_in_process_on_the_eval_corpus(store:
 def test_pao_brief_processes_through_the_searcher_stay_redacted(store: Store, pao_env: Path) -> None:
     """Real ``pao brief`` processes: the first starts the searcher, the next are answered by it;
     a secret in memory is redacted on that path as on the in-process one."""
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
     secret = "ghp_R4nd0mF4k3T0k3nV4lu3xY9qW2eZ8tK1mB7c"
     LongtermStore(store.options, store.home).add("Deploy bot", f"pushes releases with the token {secret}")

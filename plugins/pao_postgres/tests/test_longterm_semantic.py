@@ -76,7 +76,7 @@ def test_edited_and_removed_observations_get_their_vectors_changed(longterm: Lon
     import sqlalchemy as sa
 
     from pao_postgres.commands import open_store
-    from pao_postgres.vectors import refresh_vectors
+    from pao_postgres.store.vectors import refresh_vectors
 
     longterm.pao("memory", "import", str(MEMORY))
     from pao_core.config import load_config
@@ -140,14 +140,16 @@ def test_a_large_store_is_searched_by_cells_with_the_exact_answers_when_every_ce
     import sqlalchemy as sa
 
     from pao_core.config import load_config
-    from pao_postgres import cells
     from pao_postgres.commands import open_store
-    from pao_postgres.vectors import names_for, refresh_vectors
+    from pao_postgres.searcher import cells
+    from pao_postgres.searcher.vectors import names_for
+    from pao_postgres.store import cells as training
+    from pao_postgres.store.vectors import refresh_vectors
 
     topics = [PARAPHRASE, "show the next boats on the display in my car", "tram timetable widget", *UNRELATED]
     longterm.pao("memory", "import", str(MEMORY))
     exact = {topic: ids(longterm, topic) for topic in topics}
-    monkeypatch.setattr(cells, "CELLS_FROM", 50)
+    monkeypatch.setattr(training, "CELLS_FROM", 50)
     store = open_store(load_config())
     refresh_vectors(store)
     assert longterm.pao_json("memory", "stats")["retrieval"] == (
@@ -161,7 +163,7 @@ def test_a_large_store_is_searched_by_cells_with_the_exact_answers_when_every_ce
         vectors = sorted(connection.execute(sa.text(f"SELECT observation_id FROM {names['vectors']}")).scalars())
         packed = [np.frombuffer(row[0], dtype=np.int64) for row in connection.execute(sa.text(f"SELECT ids FROM {names['cells']}"))]
     assert len(vectors) == 189 and sorted(np.concatenate(packed).tolist()) == vectors
-    monkeypatch.setattr(cells, "CELLS_FROM", 20_000)
+    monkeypatch.setattr(training, "CELLS_FROM", 20_000)
     refresh_vectors(store)
     assert longterm.pao_json("memory", "stats")["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
     assert {topic: ids(longterm, topic) for topic in topics[:3]} == {t: ids(longterm, t) for t in topics[:3]}
@@ -170,7 +172,7 @@ def test_a_large_store_is_searched_by_cells_with_the_exact_answers_when_every_ce
 def test_cells_group_what_is_alike() -> None:
     import numpy as np
 
-    from pao_postgres import cells
+    from pao_postgres.store import cells
 
     rng = np.random.default_rng(1)
     centres = rng.standard_normal((4, 384)).astype(np.float32)

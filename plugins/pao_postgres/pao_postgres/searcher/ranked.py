@@ -1,5 +1,5 @@
-"""The ``ranked`` query (a ``Method``) on SQLite (see :mod:`pao_postgres.retrieval`; the
-PostgreSQL one is :mod:`pao_postgres.postgres_ranked`).
+"""The ``ranked`` query (a ``Method``) on SQLite (see :mod:`pao_postgres.searcher.retrieval`; the
+PostgreSQL one is :mod:`pao_postgres.searcher.postgres_ranked`).
 
 Both dialects run the same plan in their own language: fetch a bounded pool of
 candidates (rare-term text matches ranked natively, plus observations of entities
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pao_postgres.terms import Topic, fts5_phrase
+from pao_postgres.searcher.terms import Topic, fts5_phrase
 
 if TYPE_CHECKING:
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.retrieval import Method, Weights
-    from pao_postgres.sqlite_read import Rows
+    from pao_postgres.searcher.method import Method, Weights
+    from pao_postgres.searcher.reading import Rows
 
 
 def quote(identifier: str) -> str:

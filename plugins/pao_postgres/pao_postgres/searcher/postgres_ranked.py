@@ -5,7 +5,7 @@ single statement whose text depends only on the store's table mapping and the
 method's switches, never on the topic: the topic's terms and entity-name n-grams
 travel as two ``text[]`` parameters. So a search costs one round trip, no query
 building or SQL compilation in Python, and the text can be prepared once per
-connection. The steps are those of :mod:`pao_postgres.retrieval`:
+connection. The steps are those of :mod:`pao_postgres.searcher.retrieval`:
 
 1. *frequencies*: a term whose lexemes ANALYZE lists among the most common elements
    is weighed from ``pg_stats`` (no scan); any other is counted, up to ``df_cap``;
@@ -22,13 +22,13 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from pao_postgres.ranked import quote
+from pao_postgres.searcher.ranked import quote
 
 if TYPE_CHECKING:
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.retrieval import Method
-    from pao_postgres.sqlite_read import Rows
-    from pao_postgres.terms import Topic
+    from pao_postgres.searcher.method import Method
+    from pao_postgres.searcher.reading import Rows
+    from pao_postgres.searcher.terms import Topic
 
 
 def ranked_postgres(options: LongtermOptions, rows: Rows, topic: Topic, fetch: int, method: Method) -> list[Any]:

@@ -1,4 +1,6 @@
-"""The longterm store: schema, writes (import, add), statistics and search, on either dialect."""
+"""The longterm store: schema, writes (import, add, remember, forget), statistics and the graph, on
+either dialect, through SQLAlchemy (:mod:`pao_postgres.store.engine`); its searches are the searcher's
+(:mod:`pao_postgres.searcher.retrieval`, no SQLAlchemy)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from pao_core.contracts import MAX_OBSERVATION_CHARS
 from pao_core.models import MemoryItem, Provenance, Remembered
-from pao_postgres import engine as engines
-from pao_postgres.engine import LongtermError, transaction
+from pao_postgres.store import engine as engines
+from pao_postgres.store.engine import LongtermError, transaction
 from pao_postgres.items import as_utc, make_item
 from pao_postgres.mcpfile import EntityLine, MemoryFile, RelationLine
 from pao_postgres.options import LongtermOptions
-from pao_postgres.provenance import same_observation, with_provenance
-from pao_postgres.retrieval import search
-from pao_postgres.schema import KEPT_AT, Tables, build_tables, create_schema, is_current
+from pao_postgres.searcher.provenance import same_observation, with_provenance
+from pao_postgres.searcher.retrieval import search
+from pao_postgres.store.schema import KEPT_AT, Tables, build_tables, create_schema, is_current
 
 
 @attrs.frozen
@@ -345,9 +347,12 @@ class LongtermStore:
         }
 
     def search(self, query: str, limit: int, deadline: float, mode: str | None = None) -> list[MemoryItem]:
-        if not self.exists():
-            return []
-        return search(self, query, limit, deadline, mode or self.options.mode)
+        return search(self.options, self.home, query, limit, deadline, mode)
+
+    def close(self) -> None:
+        """The close step: this store's pooled connections closed (a later use opens new ones)."""
+        if self._url is not None:
+            engines.dispose(self._url, self.options.pool_size)
 
 
 def chunks(values: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:

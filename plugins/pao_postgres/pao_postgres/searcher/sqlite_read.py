@@ -30,7 +30,7 @@ def apply_deadline(connection: sqlite3.Connection, deadline: float) -> None:
 
 
 @contextlib.contextmanager
-def reading(path: Path, deadline: float) -> Iterator[Rows]:
+def file_reading(path: Path, deadline: float) -> Iterator[Rows]:
     """One read transaction on the existing file ``path``, bounded by ``deadline``."""
     remaining(deadline)
     try:

@@ -37,10 +37,10 @@ import attrs
 
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
-from pao_postgres import filebatches
+from pao_postgres.store import filebatches
 from pao_postgres.errors import LongtermError
-from pao_postgres.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
-from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
+from pao_postgres.store.filebatches import WHOLE_FILE_BYTES, abandoned_graphs, sync_in_parts
+from pao_postgres.store.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
                                     observation_pairs, read_rows, signature, sync_table)
 from pao_postgres.mcpfile import ImportFileError, MemoryFile, merge, parse_memory
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
 SETTLE_S = 0.05
 """A file modified this recently may still be being written: wait until it is this old."""
@@ -100,7 +100,7 @@ def stored_signature(options: LongtermOptions, home: Path, source: str, deadline
 def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | None = None) -> SyncReport:
     """Bring the store up to date with the MCP memory file ``path`` (see the module);
     ``deadline`` bounds the whole sync (None: the CLI's write deadline)."""
-    from pao_postgres.engine import WRITE_DEADLINE  # loads sqlalchemy on use: start-up stays light
+    from pao_postgres.store.engine import WRITE_DEADLINE  # loads sqlalchemy on use: start-up stays light
 
     deadline = deadline or time.monotonic() + WRITE_DEADLINE
     source = str(path.resolve()) if path.exists() else str(path)
@@ -110,7 +110,7 @@ def sync(options: LongtermOptions, home: Path, path: Path, deadline: float | Non
         return SyncReport(source, note=f"memory file {path}: {exc.strerror}; searched the store as it was")
     if stored_signature(options, home, source, deadline) == current:
         return SyncReport(source)
-    from pao_postgres.store import LongtermStore  # loads sqlalchemy on use: start-up stays light
+    from pao_postgres.store.longterm import LongtermStore  # loads sqlalchemy on use: start-up stays light
 
     if int(current.split(":")[1]) > WHOLE_FILE_BYTES:  # a large file: in parts, each within the deadline
         parts = sync_in_parts(LongtermStore(options, home), path, source, current, deadline)
@@ -148,7 +148,7 @@ def apply(store: LongtermStore, source: str, current: str, memory: MemoryFile, d
     parts added counts as the file's previous content; ``imported``: those parts added all of ``memory``."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.schema import create_schema  # loads sqlalchemy on use: start-up stays light
+    from pao_postgres.store.schema import create_schema  # loads sqlalchemy on use: start-up stays light
 
     table = sync_table(store.options)
     graph = as_json(memory)
@@ -190,7 +190,7 @@ def _remove(store: LongtermStore, connection: sa.Connection, old: MemoryFile, ne
     gone_entities = {e.name for e in old.entities} - {e.name for e in new.entities}
     names = {name for name, _ in gone_observations} | gone_entities
     names |= {name for r in gone_relations for name in (r.source, r.target)}
-    from pao_postgres.store import chunks  # loads sqlalchemy on use: start-up stays light
+    from pao_postgres.store.longterm import chunks  # loads sqlalchemy on use: start-up stays light
 
     ids: dict[str, int] = {}
     for chunk in chunks(sorted(names)):

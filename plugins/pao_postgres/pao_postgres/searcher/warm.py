@@ -2,7 +2,7 @@
 
 The first search of a new process against a server store pays for importing psycopg,
 connecting (SCRAM), importing numpy and loading the sentence model before its query
-runs: about ten times the query. A warm searcher (:mod:`pao_postgres.searcher`) keeps
+runs: about ten times the query. A warm searcher (:mod:`pao_postgres.searcher.server`) keeps
 all of that between processes; a new ``pao`` process hands it the search over a Unix
 socket and gets the items back.
 
@@ -97,9 +97,9 @@ def _code_stamp() -> list[int]:
 
     stamp = []
     for package in (pao_core, pao_embeddings, sys.modules["pao_postgres"]):
-        folder = os.path.dirname(package.__file__ or "")
-        with os.scandir(folder) as entries:
-            times = [entry.stat().st_mtime_ns for entry in entries if entry.name.endswith(".py")]
+        times = [os.stat(os.path.join(folder, name)).st_mtime_ns
+                 for folder, _, names in os.walk(os.path.dirname(package.__file__ or "")) for name in names
+                 if name.endswith(".py")]
         stamp += [len(times), max(times, default=0)]
     return stamp
 
@@ -215,7 +215,7 @@ def start(options: LongtermOptions, home: Path, name: str) -> bool:
     spec = {"key": key, "name": name, "home": str(home), "options": attrs.asdict(options)}
     try:
         starter = subprocess.Popen(
-            [sys.executable, "-m", "pao_postgres.searcher"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            [sys.executable, "-m", "pao_postgres.searcher.server"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True, cwd="/", env=environment,
         )
         assert starter.stdin is not None

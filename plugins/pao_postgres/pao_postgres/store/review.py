@@ -17,12 +17,12 @@ import sqlalchemy as sa
 
 from pao_core.errors import PaoError, ValidationError
 from pao_core.sanitize import clean, clean_inline
-from pao_postgres.engine import transaction
+from pao_postgres.store.engine import transaction
 from pao_postgres.items import as_utc
-from pao_postgres.schema import KEPT_AT, create_schema, is_current
+from pao_postgres.store.schema import KEPT_AT, create_schema, is_current
 
 if TYPE_CHECKING:
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
 
 @attrs.frozen

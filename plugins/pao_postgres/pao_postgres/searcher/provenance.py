@@ -16,8 +16,7 @@ import attrs
 from pao_core.models import MemoryItem, Provenance
 from pao_postgres.items import as_utc
 from pao_postgres.options import LongtermOptions
-from pao_postgres.server_read import server_reading
-from pao_postgres.sqlite_read import reading
+from pao_postgres.searcher.reading import reading
 
 
 def same_observation(text: str) -> str:
@@ -75,7 +74,7 @@ def attach(options: LongtermOptions, home: Path, items: Sequence[MemoryItem], de
               "FROM sqlite_master WHERE type = 'table' AND name = :name" if sqlite
               else "SELECT (SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(:name) "
                    "AND attname = 'kept_at' AND NOT attisdropped) AS kept WHERE to_regclass(:name) IS NOT NULL")
-    with reading(options.sqlite_file(home), deadline) if sqlite else server_reading(options, deadline) as rows:
+    with reading(options, home, deadline) as rows:
         found = rows(exists, {"name": options.provenance_table if sqlite else table})
         kept = "p.kept_at" if found and found[0].kept else "NULL"
         found = rows(statement.replace("{kept}", kept), {f"n{i}": name for i, name in enumerate(names)}) if found else []

@@ -17,8 +17,8 @@ from typing import Iterator
 import sqlalchemy as sa
 
 from pao_postgres.errors import LongtermError, reason, remaining
-from pao_postgres.server_read import CONNECT_TIMEOUT_CAP, POSTGRES_SETTINGS, close_all, postgres_settings
-from pao_postgres.sqlite_read import apply_deadline
+from pao_postgres.searcher.server_read import CONNECT_TIMEOUT_CAP, POSTGRES_SETTINGS, close_all, postgres_settings
+from pao_postgres.searcher.sqlite_read import apply_deadline
 
 WRITE_DEADLINE = 600.0
 """Seconds granted to CLI writes (``init``, ``import``, ``add``)."""
@@ -96,6 +96,14 @@ def sqlite_url(path: Path) -> sa.URL:
     return sa.URL.create("sqlite+pysqlite", database=str(path))
 
 
+def dispose(url: sa.URL, pool_size: int) -> None:
+    """Close the pooled connections of the engine of ``url`` and forget it (a store's close step)."""
+    with _engines_lock:
+        engine = _engines.pop((url.render_as_string(hide_password=False), pool_size), None)
+    if engine is not None:
+        engine.dispose()
+
+
 def dispose_all() -> None:
     """Close every pooled connection of this process (tests, forks)."""
     with _engines_lock:
@@ -108,7 +116,7 @@ def dispose_all() -> None:
 @contextlib.contextmanager
 def transaction(engine: sa.Engine, deadline: float, *, write: bool = False) -> Iterator[sa.Connection]:
     """A connection in a transaction bounded by ``deadline`` (commit on success); searches
-    on a server read through :mod:`pao_postgres.server_read` instead."""
+    read through :mod:`pao_postgres.searcher.reading` instead."""
     left = remaining(deadline)
     is_sqlite = engine.dialect.name == "sqlite"
     options: dict = {"pao_write": write} if is_sqlite else {}

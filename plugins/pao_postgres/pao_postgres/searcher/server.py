@@ -1,6 +1,6 @@
 """The warm searcher: a per-user background process that answers longterm searches over a socket.
 
-Started by :func:`pao_postgres.warm.start` as ``python -m pao_postgres.searcher`` with
+Started by :func:`pao_postgres.searcher.warm.start` as ``python -m pao_postgres.searcher.server`` with
 its settings on stdin (the store's URL is never in its argv). It detaches (a second
 fork: the starting process never waits and no zombie stays with it), takes its lock
 (one searcher per key; a loser exits), warms up (psycopg, a connection, the model, the
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pao_postgres import warm
+from pao_postgres.searcher import warm
 
 CONCURRENT = 4
 """Requests served at once; more are refused at once (their clients search in-process)."""
@@ -150,6 +150,8 @@ class Searcher:
         connection.sendall(json.dumps(message).encode() + b"\n")
 
     def close(self) -> None:
+        """The searcher's close step: its socket, then its backend's connections."""
+        self.backend.close()
         if self.listener is not None:
             if self.owns_socket():
                 with contextlib.suppress(OSError):

@@ -1,5 +1,5 @@
 """The memory file's graph as pao keeps it, and the sync table: what the whole-file sync
-(:mod:`pao_postgres.filesync`) and the sync in parts (:mod:`pao_postgres.filebatches`) share."""
+(:mod:`pao_postgres.store.filesync`) and the sync in parts (:mod:`pao_postgres.store.filebatches`) share."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import attrs
 
 from pao_postgres.errors import LongtermError
 from pao_postgres.mcpfile import EntityLine, MemoryFile, RelationLine
-from pao_postgres.ranked import quote
-from pao_postgres.sqlite_read import reading
+from pao_postgres.searcher.ranked import quote
+from pao_postgres.searcher.reading import reading
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
 SYNC_TABLE = "pao_memory_file_sync"
 
@@ -103,21 +103,12 @@ def read_rows(options: LongtermOptions, home: Path, name: str, query: str, param
     store or no such table yet. The embedded store is read with the standard library: this runs
     before every search."""
     table = quote(name)
-    if not options.url.strip():
-        if not options.sqlite_file(home).exists():
-            return None
-        try:
-            with reading(options.sqlite_file(home), deadline) as rows:
-                return list(rows(query.format(table=table), dict(params)))
-        except LongtermError as exc:
-            if "a table is missing" not in str(exc):
-                raise
-            return None
-    from pao_postgres.server_read import server_reading  # not needed until this runs: start-up stays light
-
-    qualified = f"{quote(options.schema)}.{table}" if options.schema else table
+    server = bool(options.url.strip())
+    if not server and not options.sqlite_file(home).exists():
+        return None
+    qualified = f"{quote(options.schema)}.{table}" if options.schema and server else table
     try:
-        with server_reading(options, deadline) as rows:
+        with reading(options, home, deadline) as rows:
             return list(rows(query.format(table=qualified), dict(params)))
     except LongtermError as exc:
         if "a table is missing" not in str(exc):

@@ -9,7 +9,7 @@ and the parts committed before it are reported as progress. Each part is its own
 transaction: what the part brought is added to the store (nothing is removed, so a
 briefing keeps every fact it had), and the part's graph is kept in ``pao_memory_file_pending``
 with how far the sync got. When the last part is in, one transaction does what a whole-file
-sync does (:func:`pao_postgres.filesync.apply`): what the file dropped since its previous
+sync does (:func:`pao_postgres.store.filesync.apply`): what the file dropped since its previous
 complete sync (or an abandoned partial one) is removed, and the file's graph replaces the
 previous one. A file that changes meanwhile starts again from its first line; what the
 abandoned parts added counts as the file's, so the completed sync removes what is gone.
@@ -28,7 +28,7 @@ import attrs
 from pao_core.errors import PaoError
 from pao_core.files import open_no_follow
 from pao_postgres.errors import LongtermError
-from pao_postgres.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
+from pao_postgres.store.filegraph import (SYNC_TABLE, SyncReport, TornRead, added_part, as_json, from_json, lock_sync,
                                     read_rows, signature, sync_table)
 from pao_postgres.mcpfile import ImportFileError, MemoryFile, parse_memory
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.store import LongtermStore
+    from pao_postgres.store.longterm import LongtermStore
 
 PENDING_TABLE = "pao_memory_file_pending"
 WHOLE_FILE_BYTES = 1 << 20
@@ -181,7 +181,7 @@ def _resume(store: LongtermStore, source: str, current: str, fd: int, deadline: 
     and the file's graph as of its previous complete sync."""
     import sqlalchemy as sa  # loads sqlalchemy on use: start-up stays light
 
-    from pao_postgres.schema import create_schema  # a first sync: the schema may be missing
+    from pao_postgres.store.schema import create_schema  # a first sync: the schema may be missing
 
     table, previous = pending_table(store.options), sync_table(store.options)
     with store.write(deadline) as connection:

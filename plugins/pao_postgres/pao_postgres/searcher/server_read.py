@@ -7,7 +7,7 @@ directly: connections kept open between searches (a few idle ones per URL and
 process), each search one read transaction whose settings (statement timeout from the
 caller's deadline, no sequential scans, no JIT, generic plans) travel with its first
 statement in one round trip. Writes, statistics and the ``original`` mode keep
-SQLAlchemy (:mod:`pao_postgres.engine`).
+SQLAlchemy (:mod:`pao_postgres.store.engine`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from pao_postgres.options import LongtermOptions
-    from pao_postgres.sqlite_read import Rows
+    from pao_postgres.searcher.sqlite_read import Rows
 
 CONNECT_TIMEOUT_CAP = 10.0
 SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
@@ -128,6 +128,17 @@ def close_all() -> None:
     with _idle_lock:
         connections = [c for kept in _idle.values() for c in kept]
         _idle.clear()
+    _closed(connections)
+
+
+def close_kept(options: LongtermOptions) -> None:
+    """Close the connections kept to the store of ``options`` (its backend's close step)."""
+    with _idle_lock:
+        connections = _idle.pop(libpq_url(options.url), [])
+    _closed(connections)
+
+
+def _closed(connections: list[psycopg.Connection]) -> None:
     for connection in connections:
         with contextlib.suppress(Exception):
             connection.close()
@@ -187,7 +198,7 @@ class _Reader:
 @contextlib.contextmanager
 def server_reading(options: LongtermOptions, deadline: float) -> Iterator[Rows]:
     """One read transaction on the store's server, bounded by ``deadline``: yields a
-    :data:`~pao_postgres.sqlite_read.Rows` (``:name`` or ``%(name)s`` parameters, rows
+    :data:`~pao_postgres.searcher.sqlite_read.Rows` (``:name`` or ``%(name)s`` parameters, rows
     with named fields). Every error leaves as one :class:`LongtermError` line."""
     import psycopg  # loads psycopg on use: start-up stays light
 
