@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pao_agents.spec import readiness_detectors
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
 from pao_agents.readiness import ScreenReader
@@ -42,7 +43,7 @@ EXPECTED = {
 def _reader(host: str) -> ScreenReader:
     config = load_config()
     plugins = build_plugins()
-    return ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
+    return ScreenReader.for_host(host, readiness_detectors(plugins, config), plugins)
 
 
 @pytest.mark.hook("pao_readiness_detectors")

@@ -281,9 +281,14 @@ def test_the_core_works_with_no_plugin_installed(pao) -> None:
 
     doctor = pao("doctor", "--json", env=none)
     checks = {(c["area"], c["name"]): c for c in json.loads(doctor.stdout)["checks"]}
-    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert doctor.returncode == 0 and "Traceback" not in doctor.stderr
+    assert not [key for key in checks if key[0] in ("host", "terminal")]  # hosts and terminals are the plugins'
+
+    agents_only = pao("doctor", "--json", env={"PAO_LOAD_PLUGINS": "pao-agents"})
+    checks = {(c["area"], c["name"]): c for c in json.loads(agents_only.stdout)["checks"]}
+    assert agents_only.returncode == 1 and "Traceback" not in agents_only.stderr
     assert checks[("terminal", "")]["line"] == "no terminal driver is installed"
-    assert ("host", "claude-code") in checks  # pao's own hosts need no plugin
+    assert checks[("host", "claude-code")]["line"] == "default host 'claude-code': no plugin provides it"
 
     brief = pao("brief", "deploy the docs", "--json", env=none)
     assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1

@@ -11,10 +11,10 @@ import attrs
 import pytest
 
 from pao_core.config import load_config
-from pao_core.contracts import RegistryStore
+from pao_agents.spec import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, UnknownAgent
 from pao_core.hookspecs import hookimpl
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_core.plugins import build_plugins
 from pao_agents.registry import JsonRegistry, open_registry
 

@@ -8,8 +8,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from pao_agents.spec.calls import host_agents
 from pao_core.config import PaoConfig
-from pao_core.contracts import PERMISSION_MODES, permission_summary
+from pao_agents.spec.contracts import PERMISSION_MODES, permission_summary
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_agents.light import observed_json, print_listing, remember_checked
@@ -182,7 +183,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             )
         finally:
             end_helpers()  # their work is done, or will not be needed
-    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    host = next((h for h in host_agents(plugins, config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"
     _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
 

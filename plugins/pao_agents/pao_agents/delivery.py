@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pao_agents.spec.calls import host_agents
 from pao_agents.safegit import git_binary, run_git
 from pao_core.contracts import BriefingDeliverer
 from pao_core.errors import PaoError
@@ -294,7 +295,7 @@ class HostDelivery(BriefingDeliverer):
     name: str = "host-context-file"
 
     def deliver(self, briefing: Briefing, folder: str) -> Delivery:
-        host = next((h for h in self.plugins.host_agents(self.config) if h.name == self.config.spawn.host), None)
+        host = next((h for h in host_agents(self.plugins, self.config) if h.name == self.config.spawn.host), None)
         if host is None:
             raise DeliveryError(f"brief --write: the default host {self.config.spawn.host!r} is not installed")
         block = host.context_block(self.config.briefing.filename, briefing.markdown)

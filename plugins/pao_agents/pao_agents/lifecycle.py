@@ -24,16 +24,17 @@ from pao_agents.conversation import SendFailed, send_text
 from pao_agents.light import observed_state
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
-from pao_core.contracts import McpWiring
+from pao_agents.spec.contracts import McpWiring
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
-from pao_core.models import AgentRecord, SpawnRequest, converter
+from pao_core.models import converter
+from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import shown as quoted
 
 __all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
-    from pao_core.contracts import HostAgent, TerminalDriver
+    from pao_agents.spec.contracts import HostAgent, TerminalDriver
 
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""

@@ -18,7 +18,7 @@ returns ``None`` and the full command runs:
   check's digest, :func:`_digest`, one of the last few kept in pao's cache folder, with the machine
   name it set);
 - every record reads back unchanged (:data:`RECORD_FIELDS`: the fields of
-  ``pao_core.models.AgentRecord``, in its order, each of its type) and runs on this machine;
+  ``pao_agents.spec.AgentRecord``, in its order, each of its type) and runs on this machine;
 - every agent that is not paused is in tmux, whose only driver is pao-tmux's (asked once per
   tmux server, :func:`pao_tmux.panes.live_panes`, for what the driver's ``is_alive`` says).
 """

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
+from pao_agents.spec.calls import agent_spawned
 from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
@@ -21,15 +22,16 @@ from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
-from pao_core.contracts import McpWiring
-from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_agents.spec.contracts import McpWiring
+from pao_core.models import Briefing
+from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
+    from pao_agents.spec.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -161,7 +163,7 @@ def spawn(
             raise PaoError(f"{describe(exc)}; {request.name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {request.name})") from None
         raise
-    plugins.agent_spawned(record)
+    agent_spawned(plugins, record)
     return Spawned(record, tuple(steps), briefing)
 
 

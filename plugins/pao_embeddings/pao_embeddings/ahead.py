@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
-    from pao_agents.forked import Helper
+    from pao_agents.spec import Helper
 
 LIKELY_TOPICS = 2
 """Arguments of the command line (not options) that the helper embeds while it waits: ``pao brief TOPIC``'s

@@ -19,7 +19,7 @@ from pao_machines.words import encode, neutral
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 RUN = "run"
 """``pao machine run``: the remote pao's command line, encoded (older pao's do not have it)."""

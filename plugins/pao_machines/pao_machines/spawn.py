@@ -32,12 +32,12 @@ from pao_machines.targets import Machine, resolve
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 
 def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_agents.lifecycle import Agents  # loaded on use
-    from pao_core.models import AgentRecord, converter
+    from pao_agents.spec import AgentRecord, Agents  # loaded on use
+    from pao_core.models import converter  # as the records
 
     machine = resolve(config, args.on)
     folder, name, base = _validate(args)

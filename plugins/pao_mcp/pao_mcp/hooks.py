@@ -8,16 +8,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.config import load_config
 from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
-from pao_core.contracts import McpServer
+from pao_agents.spec import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec import SpawnRequest
 
 AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
@@ -25,7 +26,7 @@ TOOLS = ("search_memory", "remember", "memory_status")
 ENV_FILE = "pao-mcp-env.json"
 
 
-@hookimpl
+@agent_hookimpl
 def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
     """``pao``: this interpreter runs ``pao mcp`` for the agent (no need for ``pao`` on its PATH), isolated
     from the agent's folder (:func:`isolation_flags`, ``pao_mcp.__main__``).
@@ -83,7 +84,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_mcp(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_agents.names import check_name  # not needed until this runs: start-up stays light
+    from pao_agents.spec import check_name  # not needed until this runs: start-up stays light
 
     # The SDK and its dependencies load only here: `pao --help` never imports them.
     from pao_mcp.server import serve
