@@ -18,12 +18,21 @@ from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
+    from pao_core.contracts import BriefingSection
     from pao_agents.spec import SpawnRequest
 
 AGENT_VARIABLE = "PAO_AGENT_NAME"
 SERVER_NAME = "pao"
 TOOLS = ("search_memory", "remember", "memory_status")
 ENV_FILE = "pao-mcp-env.json"
+
+
+@hookimpl
+def pao_briefing_sections(config: PaoConfig) -> list[BriefingSection]:
+    """``more``: how the agent asks the ``pao`` server this plugin wires into its session for more."""
+    from pao_mcp.section import MoreSection  # the briefing's path only: start-up stays light
+
+    return [MoreSection()]
 
 
 @agent_hookimpl
