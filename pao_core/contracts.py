@@ -32,17 +32,23 @@ MAX_OBSERVATION_CHARS = 16 * 1024  # characters: the longest observation pao sto
 
 @attrs.frozen
 class ConfigTable:
-    """A plugin's table ``[kind.name]``, returned by the ``pao_config_tables`` hook.
+    """A plugin's table ``[kind.name]`` (``name`` empty: its own top-level table ``[kind]``), returned by
+    the ``pao_config_tables`` hook.
 
     ``options`` is the attrs class the table is structured into, or ``"module:Class"``
     (imported only when the table is present, so declaring costs nothing at start-up).
     ``env`` maps an environment variable to the key of the table it overrides.
     """
 
-    kind: str = attrs.field(validator=attrs.validators.in_(PLUGIN_TABLES))
-    name: str
+    kind: str
+    name: str = attrs.field()
     options: type | str
     env: Mapping[str, str] = attrs.field(factory=dict)
+
+    @name.validator
+    def _named_in_a_plugin_table(self, attribute: attrs.Attribute, value: str) -> None:
+        if bool(value) != (self.kind in PLUGIN_TABLES):
+            raise ValueError(f"kind {self.kind!r}: a table of {', '.join(PLUGIN_TABLES)} has a name, a top-level one none")
 
     def options_class(self) -> type:
         if isinstance(self.options, str):

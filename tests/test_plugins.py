@@ -213,7 +213,7 @@ def test_a_failing_wrapper_is_recorded_and_leaves_the_results_as_they_were() -> 
     plugins = _plugins_with(("fine", fine), ("broken-wrappers", BrokenWrappers()))
     assert plugins.memory_backends(load_config()) == [fine]
     keys = [section.key for section in plugins.briefing_sections(load_config())]
-    assert keys == ["topic", "self-priming", "facts", "conversations", "more"]
+    assert keys == ["topic", "self-priming", "facts", "conversations"]
     assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [
         ("broken-wrappers", "pao_memory_backends", "wrapper failed before its yield"),
         ("broken-wrappers", "pao_briefing_sections", "wrapper failed after its yield"),
@@ -288,7 +288,7 @@ def test_the_core_works_with_no_plugin_installed(pao) -> None:
     checks = {(c["area"], c["name"]): c for c in json.loads(agents_only.stdout)["checks"]}
     assert agents_only.returncode == 1 and "Traceback" not in agents_only.stderr
     assert checks[("terminal", "")]["line"] == "no terminal driver is installed"
-    assert checks[("host", "claude-code")]["line"] == "default host 'claude-code': no plugin provides it"
+    assert checks[("host", "")]["line"] == "no host agent is installed"  # the default host: the first installed
 
     brief = pao("brief", "deploy the docs", "--json", env=none)
     assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.registry import FILENAME as REGISTRY_FILE
 from pao_agents.registry import JsonRegistry, open_registry
 from pao_agents.spec.calls import host_agents, terminal_drivers
@@ -34,22 +35,25 @@ def pao_doctor_checks(config: PaoConfig, plugins: Plugins) -> list[Check]:
     jobs: list[Callable[[], Iterable[Check]]] = []
     environ = dict(os.environ)
     hosts = host_agents(plugins, config)
-    for host in sorted(hosts, key=lambda host: host.name != config.spawn.host):
-        jobs.append(lambda host=host: check_host(host, default=host.name == config.spawn.host, environ=environ))
+    options = spawn_options(config)
+    default = options.host or (hosts[0].name if hosts else "")
+    for host in sorted(hosts, key=lambda host: host.name != default):
+        jobs.append(lambda host=host: check_host(host, default=host.name == default, environ=environ))
     drivers = terminal_drivers(plugins, config)
-    terminal = config.spawn.terminal or default_driver_name(drivers)
+    terminal = options.terminal or default_driver_name(drivers)
     for driver in drivers:
         jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == terminal)])
     jobs.append(lambda: check_registry(config, plugins))
     checks = [check for group in run_all(jobs, VERSION_TIMEOUT + 2) for check in group]
-    return checks + missing_defaults(config.spawn.host, {host.name for host in hosts}, terminal, drivers)
+    return checks + missing_defaults(default, {host.name for host in hosts}, terminal, drivers)
 
 
 def missing_defaults(host: str, hosts: set[str], terminal: str, drivers: list[TerminalDriver]) -> list[Check]:
     """The default host or terminal that no installed plugin provides."""
     missing = []
     if host not in hosts:
-        missing.append(Check("host", host, "fail", f"default host {host!r}: no plugin provides it",
+        line = f"default host {host!r}: no plugin provides it" if host else "no host agent is installed"
+        missing.append(Check("host", host, "fail", line,
                              "install its plugin, or set [spawn] host in the config"))
     if terminal not in {driver.name for driver in drivers}:
         line = f"default terminal {terminal!r}: no plugin provides it" if terminal else "no terminal driver is installed"
@@ -98,7 +102,7 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
     checks.insert(0, Check("registry", label, "ok", f"registry {where}: {len(records)} agents",
                            data={"agents": len(records)}))
     drivers = {driver.name: driver for driver in terminal_drivers(plugins, config)}
-    here = config.machine_name()
+    here = machine_name(config)
     for record in records:
         if record.state == "paused" or record.machine != here:  # another machine's agent: not visible from here
             continue

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
+from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents import agentdir
 from pao_agents.conversation import SendFailed, send_text
 from pao_agents.light import observed_state
@@ -94,7 +95,7 @@ class Agents(AgentContext):
     # -- acting ------------------------------------------------------------------------
 
     def runs_here(self, record: AgentRecord) -> bool:
-        return not record.machine or record.machine == self.config.machine_name()
+        return not record.machine or record.machine == machine_name(self.config)
 
     def here(self, name: str) -> AgentRecord:
         """The record of an agent this machine runs; another machine's is refused (pao-machines routes it there)."""
@@ -220,7 +221,7 @@ class Agents(AgentContext):
         target = driver.spawn(name, record.folder, command, env)
         self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
-            wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
+            wait_ready(driver, target, self.reader(record.host), timeout or spawn_options(self.config).ready_timeout, name=name)
         except PaoError:
             self.set_state(name, "dead", source="resume")
             raise

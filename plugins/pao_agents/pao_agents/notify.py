@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pao_agents.spec.options import notify_options
 from pao_agents.spec.marker import hookimpl as agent_hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import NotifyOptions, PaoConfig
+    from pao_agents.spec.options import NotifyOptions
+    from pao_core.config import PaoConfig
     from pao_agents.spec.records import AgentRecord
     from pao_core.plugins import Plugins
 
@@ -63,5 +65,5 @@ class DesktopNotifier:
 
 def register_notifier(plugins: Plugins, config: PaoConfig) -> None:
     """Register the desktop notifier once per process, when the configuration turns it on."""
-    if config.notify.desktop and not plugins.manager.has_plugin(PLUGIN_NAME):
-        plugins.manager.register(DesktopNotifier(config.notify), name=PLUGIN_NAME)
+    if notify_options(config).desktop and not plugins.manager.has_plugin(PLUGIN_NAME):
+        plugins.manager.register(DesktopNotifier(notify_options(config)), name=PLUGIN_NAME)

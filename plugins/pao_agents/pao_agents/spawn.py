@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
+from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
 from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
@@ -95,7 +96,7 @@ def spawn(
         agents = AgentContext(config, plugins, open_registry(config, plugins))
         plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env,
                         let_cli_ask=let_cli_ask)
-        record = _reserve(agents.registry, plan, config.machine_name())
+        record = _reserve(agents.registry, plan, machine_name(config))
     except BaseException:
         if early is not None:
             early.briefing.cancel()
@@ -131,7 +132,7 @@ def spawn(
         launch.release_gate(gate, command, env)
         clock.done("6 spawn", target)
         reader = agents.reader(request.host)
-        ready = wait_or_ask(driver, target, reader, config.spawn.ready_timeout, request, plan.trust)
+        ready = wait_or_ask(driver, target, reader, spawn_options(config).ready_timeout, request, plan.trust)
         clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
         state = "waiting" if ready.verdict.state == "blocked" else "busy" if request.prompt else "ready"
         if ready.verdict.state == "blocked":
@@ -176,7 +177,7 @@ def _deliver(
     folder, the first prompt) and what the record keeps about the delivery.
     """
     channel = channels(host_agent)
-    if channel.session and config.spawn.delivery == "session":
+    if channel.session and spawn_options(config).delivery == "session":
         folder = agentdir.fresh_agent_dir(config.home, request.name)
         request = attrs.evolve(request, agent_dir=str(folder))
         prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
@@ -285,14 +286,14 @@ def validate(
     else:
         base = names.name_from_folder(real_folder)
         chosen = names.unique_name(base, agents.registry.names())
-    host_agent = agents.host(host or config.spawn.host)
-    driver = agents.driver(terminal or config.spawn.terminal)
+    host_agent = agents.host(host or spawn_options(config).host)
+    driver = agents.driver(terminal or spawn_options(config).terminal)
     reason = driver.availability()
     if reason:
         raise ValidationError(f"terminal {driver.name} is not available: {reason}")
     session = str(uuid.uuid4()) if channels(host_agent).chooses_session_id else None
     request = SpawnRequest(
-        topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge, session
+        topic, real_folder, chosen, host_agent.name, driver.name, spawn_options(config).nudge if nudge is None else nudge, session
     )
     missing = host_agent.consent_gaps(env)
     if missing:

@@ -12,6 +12,7 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
+from pao_agents.spec import machine_name
 from pao_agents.spec import host_agents
 from pao_core.contracts import CommandRouter
 from pao_core.errors import ValidationError
@@ -47,7 +48,7 @@ class MachineRouter(CommandRouter):
 
     def observe(self, records: Sequence[AgentRecord], config: PaoConfig) -> dict[str, dict[str, Any]]:
         """Each of ``records`` on another machine as ``pao list`` shows it: its machine asked now."""
-        if _here_only or all(record.machine in ("", config.machine_name()) for record in records):
+        if _here_only or all(record.machine in ("", machine_name(config)) for record in records):
             return {}
         from pao_machines.listing import remote_rows  # ssh: only when an agent runs on another machine
 
@@ -172,7 +173,7 @@ def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
     tmux = shutil.which("tmux")
     report = {
         "pao": version("pao-core"),
-        "machine": config.machine_name(),
+        "machine": machine_name(config),
         "tmux": subprocess.run([tmux, "-V"], capture_output=True, text=True).stdout.strip() if tmux else None,
         "hosts": {host.name: host.version() for host in host_agents(Agents.open(config).plugins, config)},
     }

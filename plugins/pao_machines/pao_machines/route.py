@@ -12,6 +12,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from pao_agents.spec import spawn_options
 from pao_agents.spec import Agents
 from pao_core.errors import PaoError
 from pao_core.output import print_json
@@ -64,7 +65,7 @@ def agent_command(args: argparse.Namespace, config: PaoConfig, record: AgentReco
     machine = machine_for(config, record)
     if args.command == "attach":
         return attach(config, machine, record)
-    timeout = COMMAND_TIME + (getattr(args, "timeout", None) or config.spawn.ready_timeout if args.command == "resume" else 0)
+    timeout = COMMAND_TIME + (getattr(args, "timeout", None) or spawn_options(config).ready_timeout if args.command == "resume" else 0)
     data = call(config, machine, _remote_args(args), timeout=timeout)
     agent = data.get("agent") if args.command != "status" else data
     registry = _registry(config)

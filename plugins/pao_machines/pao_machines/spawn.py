@@ -22,6 +22,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from pao_agents.spec import spawn_options
 from pao_agents import names
 from pao_core.errors import PaoError, ValidationError
 from pao_core.gather import brief
@@ -45,7 +46,7 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError("--worktree with --on is not supported yet: make the worktree on that machine")
     agents = Agents.open(config)
     shared = shared_registry(config)
-    host = args.host or config.spawn.host
+    host = args.host or spawn_options(config).host
     record: AgentRecord | None = None
     if name is not None and name in agents.registry.names():
         raise ValidationError(f"an agent named {name!r} already exists (pick another --name)")
@@ -61,7 +62,7 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
         _say(f"{'2-3 gather+compose':<20} {(composed - started) * 1000:8.1f} ms  "
              f"{len(briefing.items)} items from {len(briefing.backends)} backends (here)")
         payload = json.dumps(converter.unstructure(briefing), default=str)
-        ready_timeout = args.timeout or config.spawn.ready_timeout
+        ready_timeout = args.timeout or spawn_options(config).ready_timeout
         remote = _remote_spawn_args(args, name, folder, host, ready_timeout)
         data = call(config, machine, remote, timeout=ready_timeout + COMMAND_TIME, stdin=payload)
         _say(f"{'remote spawn':<20} {(time.monotonic() - composed) * 1000:8.1f} ms  on {machine.name}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pao_agents.spec import machine_name
 from pao_agents.spec import EVENTS, read_events
 from pao_agents.spec import age_text
 from pao_core.output import print_table
@@ -55,7 +56,7 @@ def observe_all(agents: Agents) -> list[Row]:
             agents.refresh(observation)
             folder = record.extra.get("agent_dir") or Path(config.home) / "agents" / record.name
             event = last_event(Path(folder) / EVENTS)
-        rows.append(Row(observation, record.machine or config.machine_name(), strip_controls(event) if event else None))
+        rows.append(Row(observation, record.machine or machine_name(config), strip_controls(event) if event else None))
     return rows
 
 

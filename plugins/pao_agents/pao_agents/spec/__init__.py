@@ -29,6 +29,8 @@ _PUBLIC = {
                      "TerminalDriver", "default_driver_name", "permission_summary"), "pao_agents.spec.contracts"),
     **dict.fromkeys(("AgentRecord", "AgentState", "ScreenState", "ScreenVerdict", "SpawnRequest"),
                     "pao_agents.spec.records"),
+    **dict.fromkeys(("MachineOptions", "NOTIFY_STATES", "NotifyOptions", "RegistryOptions", "SpawnOptions", "machine_name",
+                     "notify_options", "registry_options", "spawn_options", "with_spawn"), "pao_agents.spec.options"),
     **dict.fromkeys(("agent_spawned", "agent_state_changed", "host_agents", "readiness_detectors", "registry_stores",
                      "session_mcp_servers", "terminal_drivers"), "pao_agents.spec.calls"),
     **dict.fromkeys(("LAUNCHER_PATH", "discard_spec", "launcher_argv", "write_spec"), "pao_agents.launch"),
