@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_agents.spec import spawn_options
-from pao_agents import names
+from pao_agents.spec import check_name, name_from_folder, numbered
 from pao_core.errors import PaoError, ValidationError
 from pao_core.gather import brief
 from pao_core.output import print_json
@@ -53,7 +53,7 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
     if not shared:  # this machine's copy, reserved first: the name is this registry's
         reserved = AgentRecord(name or base, folder, args.topic, host, args.terminal or "", target="",
                                machine=machine.name)
-        record = agents.registry.add(reserved, None if name else lambda n: names.numbered(base, n))
+        record = agents.registry.add(reserved, None if name else lambda n: numbered(base, n))
         name = record.name
     started = time.monotonic()
     try:
@@ -96,8 +96,8 @@ def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
     name = None
     if args.name is not None:
         reject_control(args.name, "the agent name")
-        name = names.check_name(args.name)
-    base = names.name_from_folder(posixpath.normpath(folder))
+        name = check_name(args.name)
+    base = name_from_folder(posixpath.normpath(folder))
     return folder, name, base
 
 
