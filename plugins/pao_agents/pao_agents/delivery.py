@@ -300,7 +300,8 @@ class HostDelivery(BriefingDeliverer):
         wanted = spawn_options(self.config).host or (hosts[0].name if hosts else "")
         host = next((h for h in hosts if h.name == wanted), None)
         if host is None:
-            raise DeliveryError(f"brief --write: the default host {wanted!r} is not installed")
+            raise DeliveryError(f"brief --write: the default host {wanted!r} is not installed" if wanted
+                                else "brief --write: no host agent is installed")
         block = host.context_block(self.config.briefing.filename, briefing.markdown)
         return deliver(briefing, folder, config=self.config, context_file=host.context_file, context_block=block,
                        plugins=self.plugins)
