@@ -55,7 +55,7 @@ def register_live_agents(home: Path, socket: str, count: int) -> bool:
     if shutil.which("tmux") is None:
         return False
     from pao_agents.registry import JsonRegistry
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
     registry = JsonRegistry(home)
     for number in range(count):

@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pao_agents.spec import host_agents, readiness_detectors
 from pao_testing.claude_cli import rerun_isolated, runs_and_json  # noqa: E402
 
 
 def one_start(case, run: int) -> float:
     from pao_core.config import load_config
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec import SpawnRequest
     from pao_core.plugins import build_plugins
     from pao_agents.readiness import ScreenReader
     from pao_testing.hostrun import HostTmux, watch
@@ -44,10 +45,10 @@ def one_start(case, run: int) -> float:
                **case.user_setup(home, stub)}
         os.environ.update(env)
         config, plugins = load_config(env), build_plugins(env)
-        profile = next(h for h in plugins.host_agents(config) if h.name == host)
+        profile = next(h for h in host_agents(plugins, config) if h.name == host)
         (folder / profile.context_file).write_text("Bench notes.\n")
         profile.preseed(str(folder))
-        reader = ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
+        reader = ScreenReader.for_host(host, readiness_detectors(plugins, config), plugins)
         request = SpawnRequest(topic="bench", folder=str(folder), name=f"bench{run}", host=host)
         tmux = HostTmux(f"pao-bench-{os.getpid()}-{host}-{run}")
         try:

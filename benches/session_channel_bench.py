@@ -65,7 +65,7 @@ def first_request(version: str, mode: str, stub, run: int) -> float | None:
     from pao_agents import agentdir
     from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
     from pao_agents.conversation import send_text
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec import SpawnRequest
     from pao_agents.readiness import ScreenReader, wait_ready
     from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, seed_home
 
@@ -76,7 +76,7 @@ def first_request(version: str, mode: str, stub, run: int) -> float | None:
     profile.preseed(str(folder))
     task = f"Your task: bench task {uuid.uuid4().hex[:10]}."
     private = agentdir.fresh_agent_dir(base / "pao", "bench")
-    request = SpawnRequest("bench", str(folder), "bench", session_id=str(uuid.uuid4()), agent_dir=str(private),
+    request = SpawnRequest("bench", str(folder), "bench", "claude-code", session_id=str(uuid.uuid4()), agent_dir=str(private),
                            prompt=task if mode == "command-line" else None)
     agentdir.write_private(private, {agentdir.BRIEFING: "# Briefing\nA fact.\n", **profile.session_files(request)})
     tmux = PrivateTmux(f"pao-bench-{os.getpid()}-{run}-{mode}")

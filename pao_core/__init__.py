@@ -11,16 +11,13 @@ import importlib
 from typing import Any
 
 _PUBLIC = {
-    "AgentRecord": "pao_core.models",
     "BackendResult": "pao_core.models",
     "Briefing": "pao_core.models",
     "BriefingContext": "pao_core.models",
     "MemoryItem": "pao_core.models",
-    "ScreenVerdict": "pao_core.models",
-    "SpawnRequest": "pao_core.models",
     "hookimpl": "pao_core.hookspecs",
     **{name: "pao_core.contracts" for name in (
-        "BriefingSection", "HostAgent", "MemoryBackend", "ReadinessDetector", "RegistryStore", "TerminalDriver")},
+        "BriefingSection", "MemoryBackend")},
 }
 
 __all__ = sorted(_PUBLIC)

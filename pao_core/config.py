@@ -24,7 +24,7 @@ import cattrs
 
 from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
-from pao_core.paths import config_path, home_path, host_name
+from pao_core.paths import config_path, home_path
 
 T = TypeVar("T")
 
@@ -82,63 +82,6 @@ class BriefingOptions:
 
 
 @attrs.frozen
-class SpawnOptions:
-    """``[spawn]``: the default host and terminal (``""``: the first terminal driver available here)."""
-
-    host: str = "claude-code"
-    terminal: str = ""
-    nudge: bool = True
-    ready_timeout: float = attrs.field(default=45.0, validator=positive)
-    delivery: Literal["session", "file"] = "session"
-    """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
-
-
-NOTIFY_STATES = ("waiting", "blocked", "dead", "finished", "failed", "ready", "busy", "starting", "paused")
-
-
-def _known_states(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
-    unknown = [state for state in value if state not in NOTIFY_STATES]
-    if unknown:
-        raise ValueError(f"{attribute.name}: {', '.join(map(repr, unknown))} not among {', '.join(NOTIFY_STATES)}")
-
-
-@attrs.frozen
-class NotifyOptions:
-    """``[notify]``: desktop notifications when an agent enters one of ``states`` (off unless ``desktop = true``)."""
-
-    desktop: bool = False
-    states: tuple[str, ...] = attrs.field(default=("waiting", "blocked", "dead", "finished", "failed"),
-                                          validator=_known_states)
-
-
-MACHINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-
-
-def _machine_name(instance: object, attribute: attrs.Attribute, value: str) -> None:
-    if value and not MACHINE_NAME.fullmatch(value):
-        raise ValueError(f"{attribute.name}: letters, digits, '.', '_' and '-' (up to 63, not {value!r})")
-
-
-def _registry_url(instance: object, attribute: attrs.Attribute, value: str) -> None:
-    if value and "://" not in value:  # never echoed: "user:password@host" without a scheme cannot be masked
-        raise ValueError(f"{attribute.name}: must be a URL such as postgresql://user@host:5432/db")
-
-
-@attrs.frozen
-class MachineOptions:
-    """``[machine]``: this machine's name in the registry (default: the short host name)."""
-
-    name: str = attrs.field(default="", validator=_machine_name)
-
-
-@attrs.frozen
-class RegistryOptions:
-    """``[registry]``: where the agent registry is kept (``""``: ``agents.json`` under ``PAO_HOME``)."""
-
-    url: str = attrs.field(default="", validator=_registry_url)
-
-
-@attrs.frozen
 class PaoConfig:
     """The effective configuration of one ``pao`` run."""
 
@@ -146,10 +89,6 @@ class PaoConfig:
     source: Path | None = attrs.field(default=None, metadata={"from_file": False})
     gather: GatherOptions = GatherOptions()
     briefing: BriefingOptions = BriefingOptions()
-    spawn: SpawnOptions = SpawnOptions()
-    notify: NotifyOptions = NotifyOptions()
-    machine: MachineOptions = MachineOptions()
-    registry: RegistryOptions = RegistryOptions()
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     terminals: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     hosts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
@@ -157,25 +96,28 @@ class PaoConfig:
     """``[machines.NAME]``: other machines agents run on (read by pao-machines, docs/machines.md)."""
     trust: Mapping[str, Any] = attrs.field(factory=dict)
     """``[trust]``: folders the user trusts (read by pao-agents, ``options("trust", "", ...)``; docs/security.md)."""
+    tables: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, metadata={"from_file": False})
+    """The other top-level tables, each a plugin's (``[spawn]``: pao-agents'), declared as ``ConfigTable(kind, "")``."""
 
     def options(self, table: str, name: str, cls: type[T]) -> T:
         """Structure the plugin table ``[table.name]`` (``name`` empty: the table ``[table]``) into ``cls``.
 
         Raises :class:`ConfigError` naming the file, the key and what is wrong.
         """
-        raw = getattr(self, table).get(name, {}) if name else getattr(self, table)  # "": the whole table
+        if name:
+            raw = getattr(self, table).get(name, {})
+        else:  # "": the whole table, a core field or a plugin's top-level table
+            raw = getattr(self, table) if table in _CORE_TABLES else self.tables.get(table, {})
         try:
             return _converter.structure(dict(raw), cls)
         except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
             raise ConfigError(_describe(exc, self.source, f"{table}.{name}" if name else table)) from None
 
-    def machine_name(self) -> str:
-        """This machine's name: ``[machine] name``, else the short host name."""
-        return self.machine.name or host_name()
-
     def masked(self) -> dict[str, Any]:
         """The configuration as plain data with passwords and tokens masked."""
-        return _mask(_converter.unstructure(self))
+        data = _converter.unstructure(self)
+        tables = data.pop("tables")
+        return _mask({**data, **tables})
 
 
 def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
@@ -251,6 +193,7 @@ def _make_converter() -> cattrs.Converter:
 
 
 _converter = _make_converter()
+_CORE_TABLES = frozenset(field.name for field in attrs.fields(PaoConfig))
 
 
 def load_config(
@@ -287,17 +230,15 @@ def load_config(
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
         source = path
     where = source or path
+    raw["tables"] = {key: raw.pop(key) for key in list(raw) if key not in _CORE_TABLES}
     for declaration in declared.values():
         for var, key in declaration.env.items():
             if env.get(var):
-                section = raw.setdefault(declaration.kind, {})
+                holder = raw if declaration.name else raw["tables"]
+                section = holder.setdefault(declaration.kind, {})
                 if not isinstance(section, dict):
                     raise ConfigError(f"{where}: {declaration.kind}: must be a table")
-                section.setdefault(declaration.name, {})[key] = env[var]
-    if env.get("PAO_REGISTRY_URL"):
-        if not isinstance(raw.setdefault("registry", {}), dict):
-            raise ConfigError(f"{where}: registry: must be a table")
-        raw["registry"]["url"] = env["PAO_REGISTRY_URL"]
+                (section.setdefault(declaration.name, {}) if declaration.name else section)[key] = env[var]
     if "home" in raw:
         raise ConfigError(f"{path}: home: set the state folder with PAO_HOME, not in the file")
     raw["home"] = str(home_path(env))
@@ -313,6 +254,19 @@ def load_config(
 def _check_plugin_tables(
     raw: Mapping[str, Any], declared: Mapping[tuple[str, str], ConfigTable], where: Path, strict: bool
 ) -> None:
+    for kind, table in raw["tables"].items():
+        declaration = declared.get((kind, ""))
+        if declaration is None:
+            if strict:
+                known = sorted({*_CORE_TABLES, *(k for k, n in declared if not n)} - {"home", "source", "tables"})
+                raise ConfigError(f"{where}: unknown key {kind!r} (known keys: {', '.join(known)})")
+            continue
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: {kind}: must be a table")
+        try:
+            _converter.structure(dict(table), declaration.options_class())
+        except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
+            raise ConfigError(_describe(exc, where, kind)) from None
     for kind in PLUGIN_TABLES:
         for name, table in (raw.get(kind) or {}).items():
             declaration = declared.get((kind, name))

@@ -3,8 +3,8 @@
 Nothing here knows a particular backend, host or terminal: backends answer through
 ``health(deadline)``, a test ``search`` and ``local_files()`` (``pao_core.contracts``
 gives the optional ones their defaults); plugins add their own findings through
-``pao_doctor_checks`` (pao-agents: the hosts' CLIs, the terminals, the registry and its
-agents); the default host and terminal must be provided by some plugin. Every call
+``pao_doctor_checks`` (the agents' plugin: the hosts' CLIs, the terminals, the registry and
+its agents, and that some plugin provides the default host and terminal). Every call
 that may block runs on a daemon thread under a deadline, so a hung store or CLI costs its
 deadline and nothing more.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import attrs
 
-from pao_core.contracts import Check, default_driver_name
+from pao_core.contracts import Check
 from pao_core.errors import describe
 from pao_core.waiting import bounded, start
 
@@ -125,7 +125,6 @@ def run_checks(config: PaoConfig, plugins: Plugins, *, query: str = DEFAULT_QUER
         jobs.append(lambda backend=backend: check_backend(
             backend, query=query, deadline_s=config.gather.deadline, limit=config.gather.limit))
     checks = [check for group in run_all(jobs, VERSION_TIMEOUT + 5) for check in group]
-    checks += _missing_defaults(config, plugins)
     checks.sort(key=lambda check: AREAS.index(check.area) if check.area in AREAS else len(AREAS))
     checks += [Check("plugin", f.plugin, "fail", f"plugin {f.plugin} failed in {f.stage}: {f.error}",
                      "fix its configuration or reinstall it; `pao plugins` lists it")
@@ -146,19 +145,3 @@ def run_all(jobs: Sequence[Callable[[], Iterable[Check]]], seconds: float) -> li
         except Exception as exc:  # a check's own bug is a finding, not a crash
             results.append([Check("doctor", f"check-{index}", "fail", f"a check failed: {describe(exc)}")])
     return results
-
-
-def _missing_defaults(config: PaoConfig, plugins: Plugins) -> list[Check]:
-    """The default host or terminal that no installed plugin provides."""
-    missing = []
-    host = config.spawn.host
-    if host not in {agent.name for agent in plugins.host_agents(config)}:
-        missing.append(Check("host", host, "fail", f"default host {host!r}: no plugin provides it",
-                             "install its plugin, or set [spawn] host in the config"))
-    drivers = plugins.terminal_drivers(config)
-    terminal = config.spawn.terminal or default_driver_name(drivers)
-    if terminal not in {driver.name for driver in drivers}:
-        line = f"default terminal {terminal!r}: no plugin provides it" if terminal else "no terminal driver is installed"
-        missing.append(Check("terminal", terminal, "fail", line,
-                             "install a terminal driver plugin, or set [spawn] terminal in the config"))
-    return missing

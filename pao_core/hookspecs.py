@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import pluggy
 
-from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, HostAgent,
-                                McpServer, MemoryBackend, ReadinessDetector, RegistryStore, TerminalDriver)
+from pao_core.contracts import BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, MemoryBackend
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord, Briefing, SpawnRequest
+    from pao_core.models import Briefing
     from pao_core.plugins import Plugins
 
 hookspec = pluggy.HookspecMarker("pao")
@@ -41,7 +40,12 @@ def collects(contract: type) -> Callable[[F], F]:
     return mark
 
 
-# -- Start-up: what a plugin reads from the configuration and adds to the command line
+# -- Start-up: the hooks plugins add, what a plugin reads from the configuration and adds to the command line
+
+
+@hookspec(historic=True)
+def pao_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Add a plugin's own hook specifications with ``pluginmanager.add_hookspecs(module)``."""
 
 
 @collects(ConfigTable)
@@ -100,48 +104,12 @@ def pao_briefing_written(briefing: Briefing, folder: str, path: str) -> None:
     """Event: a briefing was delivered into ``folder`` (``path`` is the briefing file)."""
 
 
-# -- Spawning: which agent, in which terminal, and when it is ready ---------------
-
-
-@collects(HostAgent)
-def pao_host_agents(config: PaoConfig) -> Iterable[HostAgent] | None:
-    """Return host-agent profiles (coding-agent CLIs)."""
-
-
-@collects(TerminalDriver)
-def pao_terminal_drivers(config: PaoConfig) -> Iterable[TerminalDriver] | None:
-    """Return terminal drivers."""
-
-
-@collects(ReadinessDetector)
-def pao_readiness_detectors(config: PaoConfig) -> Iterable[ReadinessDetector] | None:
-    """Return detectors that classify a screen capture."""
-
-
-@collects(McpServer)
-def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> Iterable[McpServer] | None:
-    """The MCP servers (stdio) one spawned session gets, for that session only."""
-
-
-@hookspec
-def pao_agent_spawned(record: AgentRecord) -> None:
-    """Event: an agent was started, found ready and recorded in the registry."""
-
-
-@hookspec
-def pao_agent_state_changed(record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-    """Event: an agent's recorded state changed."""
-
-
-# -- Tracking: where the registry of agents lives -----------------------------------
-
-
-@collects(RegistryStore)
-def pao_registry_stores(config: PaoConfig) -> Iterable[RegistryStore] | None:
-    """Return the agent registry stores this plugin provides."""
-
-
 # -- Checking: what ``pao doctor`` reports ---------------------------------------------
+
+
+@hookspec
+def pao_plugin_report(plugin: str, hooks: list[str], config: PaoConfig, plugins: Plugins) -> dict[str, Any] | None:
+    """Add what ``pao plugins`` shows of one plugin: fields of its JSON row, and text ``lines``."""
 
 
 @collects(Check)

@@ -24,6 +24,13 @@ class IsolatingManager(pluggy.PluginManager):
     def __init__(self, project_name: str, record: Callable[[str, str, BaseException], None]) -> None:
         super().__init__(project_name)
         self._record = record
+        self._specified: set[object] = set()
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """Add the specifications of ``module_or_class`` once (``pao_addhooks`` runs again for a re-registered plugin)."""
+        if module_or_class not in self._specified:
+            super().add_hookspecs(module_or_class)
+            self._specified.add(module_or_class)
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         registered = super().register(plugin, name)
@@ -31,12 +38,13 @@ class IsolatingManager(pluggy.PluginManager):
             for impl in caller.get_hookimpls():
                 if impl.plugin is plugin:
                     record = functools.partial(self._record, impl.plugin_name, caller.name)
-                    impl.function = _isolated(impl, hookspecs.RETURNS.get(caller.name), record)
+                    impl.function = _isolated(impl, caller.name, record)
         return registered
 
 
-def _isolated(impl: pluggy.HookImpl, contract: type | None, record: Record) -> Callable[..., Any]:
-    """``impl``'s function, recording its exception (answering ``None``) and checking what it returns."""
+def _isolated(impl: pluggy.HookImpl, hook: str, record: Record) -> Callable[..., Any]:
+    """``impl``'s function, recording its exception (answering ``None``) and checking what it returns
+    (against the contract of ``hook``, looked up on the call: a plugin's hooks may be added after it registered)."""
     function = impl.function
     if impl.wrapper or impl.hookwrapper:
         return _isolated_wrapper(function, record)
@@ -45,6 +53,7 @@ def _isolated(impl: pluggy.HookImpl, contract: type | None, record: Record) -> C
     def call(*args: Any) -> Any:
         try:
             result = function(*args)
+            contract = hookspecs.RETURNS.get(hook)
             return result if contract is None or result is None else checked(result, contract, record)
         except Exception as exc:  # a plugin's bug must not break the others
             record(exc)

@@ -15,8 +15,6 @@ import cattrs
 from cattrs.preconf.json import make_converter
 
 BackendStatus = Literal["ok", "timeout", "error"]
-ScreenState = Literal["ready", "busy", "waiting", "blocked", "dead", "unknown"]
-AgentState = Literal["starting", "ready", "busy", "waiting", "blocked", "paused", "dead"]
 
 
 def parse_timestamp(value: Any) -> dt.datetime | None:
@@ -30,7 +28,8 @@ def parse_timestamp(value: Any) -> dt.datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
 
 
-def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """An attrs converter: a record's own copy of a mapping (``None``: empty)."""
     return dict(value or {})
 
 
@@ -54,8 +53,8 @@ class MemoryItem:
     timestamp: dt.datetime | None = None
     score: float = 0.0
     rank: int = 0
-    meta: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
-    fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    meta: Mapping[str, Any] = attrs.field(factory=dict, converter=as_mapping)
+    fusion: Mapping[str, Any] = attrs.field(factory=dict, converter=as_mapping)
 
 
 class SearchResults(list):  # type: ignore[type-arg]
@@ -136,60 +135,6 @@ class Delivery:
     briefing_path: Path
     context_path: Path
     excluded_in_git: bool
-
-
-@attrs.frozen
-class SpawnRequest:
-    """A validated request to start one agent (output of pipeline step 1)."""
-
-    topic: str
-    folder: str
-    name: str
-    host: str = "claude-code"
-    terminal: str = ""
-    nudge: bool = True
-    session_id: str | None = None
-    """Chosen by pao before the CLI starts, for hosts that accept one (``chooses_session_id``)."""
-    agent_dir: str | None = None
-    """The agent's private folder when the briefing goes through the host's session channel."""
-    prompt: str | None = None
-    """The first prompt (the task), for hosts that take it on the command line."""
-    mcp_args: tuple[str, ...] = ()
-    """The session's MCP servers in the host's own flags (``pao_core.contracts.McpWiring.args``), right after the executable."""
-
-
-@attrs.frozen
-class ScreenVerdict:
-    """A readiness detector's reading of one screen capture."""
-
-    state: ScreenState
-    reason: str | None = None
-    detector: str = ""
-
-
-@attrs.frozen
-class AgentRecord:
-    """One agent pao started, as kept in the registry."""
-
-    name: str
-    folder: str
-    topic: str
-    host: str
-    terminal: str
-    target: str
-    machine: str = ""
-    """The machine that runs the agent (``PaoConfig.machine_name()``); the registry fills it in when empty."""
-    state: AgentState = "starting"
-    pid: int | None = None
-    session_id: str | None = None
-    briefing_hash: str | None = None
-    created_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
-    updated_at: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.timezone.utc))
-    extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
-
-    def changed(self, **changes: Any) -> AgentRecord:
-        """This record with ``changes`` and ``updated_at`` now."""
-        return attrs.evolve(self, **changes, updated_at=dt.datetime.now(dt.timezone.utc))
 
 
 @attrs.frozen

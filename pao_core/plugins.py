@@ -35,9 +35,8 @@ if TYPE_CHECKING:
     import argparse
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import (BriefingDeliverer, BriefingSection, Check, CommandRouter, HostAgent, McpServer,
-                                    MemoryBackend, ReadinessDetector, RegistryStore, TerminalDriver)
-    from pao_core.models import AgentRecord, Briefing, SpawnRequest
+    from pao_core.contracts import BriefingDeliverer, BriefingSection, Check, CommandRouter, MemoryBackend
+    from pao_core.models import Briefing
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "pao_core.commands.info",
@@ -92,6 +91,8 @@ class Plugins:
     def __attrs_post_init__(self) -> None:
         self.manager = IsolatingManager(ENTRY_POINT_GROUP, self.record_failure)
         self.manager.add_hookspecs(hookspecs)
+        # historic: each plugin registered later (imported on use, or not) adds its hooks as it registers
+        getattr(self.manager.hook, "pao_addhooks").call_historic(kwargs={"pluginmanager": self.manager})
         if self.index is not None:
             self._pending = {entry["name"]: entry for entry in self.index["plugins"]}
             self._order = {name: position for position, name in enumerate(self._pending)}
@@ -141,33 +142,14 @@ class Plugins:
     def briefing_written(self, briefing: Briefing, folder: str, path: str) -> None:
         self._hook("pao_briefing_written")(briefing=briefing, folder=folder, path=path)
 
-    def host_agents(self, config: PaoConfig) -> list[HostAgent]:
-        """One profile per name: the first in call order (an installed plugin's before pao's own)."""
-        return _first_of_each_name(self.collect("pao_host_agents", config=config))
-
-    def terminal_drivers(self, config: PaoConfig) -> list[TerminalDriver]:
-        """One driver per name: the first in call order."""
-        return _first_of_each_name(self.collect("pao_terminal_drivers", config=config))
-
-    def readiness_detectors(self, config: PaoConfig) -> list[ReadinessDetector]:
-        return self.collect("pao_readiness_detectors", config=config)
-
-    def session_mcp_servers(self, config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
-        return self.collect("pao_session_mcp_servers", config=config, request=request)
-
-    def agent_spawned(self, record: AgentRecord) -> None:
-        self._hook("pao_agent_spawned")(record=record)
-
-    def agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
-        self._hook("pao_agent_state_changed")(record=record, old_state=old_state, new_state=new_state, source=source)
-
-    def registry_stores(self, config: PaoConfig) -> list[RegistryStore]:
-        return self.collect("pao_registry_stores", config=config)
-
     def doctor_checks(self, config: PaoConfig) -> list[Check]:
         return self.collect("pao_doctor_checks", config=config, plugins=self)
 
     # -- loading on use ------------------------------------------------------------
+
+    def call(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a hook a plugin added (``pao_addhooks``) by its name: what its implementations returned."""
+        return self._hook(hook_name)(**kwargs)
 
     def _hook(self, name: str) -> Any:
         self.load(name)
@@ -180,6 +162,8 @@ class Plugins:
         ones again after it, so each hook's implementations keep a complete load's order.
         """
         with self._loading:
+            if hook != "pao_addhooks":  # the hooks plugins add are known before any of them is called
+                self.load("pao_addhooks")
             wanted = [name for name, entry in self._pending.items()
                       if (only is None or name == only) and (hook is None or hook in entry["hooks"])]
             if not wanted:
@@ -248,13 +232,6 @@ class Plugins:
                 }
             )
         return rows
-
-
-def _first_of_each_name(objects: list[Any]) -> list[Any]:
-    chosen: dict[str, Any] = {}
-    for obj in objects:
-        chosen.setdefault(obj.name, obj)
-    return list(chosen.values())
 
 
 def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterable[str]:

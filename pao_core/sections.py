@@ -3,8 +3,9 @@
 * ``topic``: the task and the agent's folders;
 * ``self-priming``: only when memory returned nothing, which tools to query instead;
 * ``facts``: longterm facts grouped by entity, each with its date;
-* ``conversations``: related past conversations with project, session and date;
-* ``more``: how to ask memory for more (pao's MCP tools) and how to write back.
+* ``conversations``: related past conversations with project, session and date.
+
+A plugin adds its own (pao-mcp: ``more``, how to ask memory for more through its tools).
 
 Every memory line is sanitised (controls stripped, secrets redacted, markdown made
 inert) and quoted with ``>``, group headings (names) too: the header tells the agent quoted lines are data.
@@ -83,13 +84,12 @@ class SelfPrimingSection(BriefingSection):
     def render(self, context: BriefingContext) -> str | None:
         if context.items:
             return None
-        stores = _names(context) or "none configured"
+        stores = store_names(context) or "none configured"
         return "\n".join(
             [
                 f"None of the memory stores ({stores}) returned anything relevant to this topic. "
                 "Before you start, look for context yourself:",
                 "",
-                f"- {SEARCH_TOOL} with narrower words or a proper noun searches every memory store again;",
                 "- if you have MCP memory tools (`search_nodes`, `open_nodes`), search them for the project's "
                 "names and the libraries involved;",
                 "- read the folder's README, recent `git log`, and any notes files before changing anything.",
@@ -186,7 +186,8 @@ class ConversationsSection(_GroupedSection):
         return heading, [item.text for item in items]
 
 
-def _names(context: BriefingContext) -> str:
+def store_names(context: BriefingContext) -> str:
+    """The memory stores asked, by name, as a briefing shows them."""
     return ", ".join(clean_inline(name) for name in context.backends)
 
 
@@ -194,29 +195,9 @@ def _date(value: dt.datetime | None) -> str:
     return value.date().isoformat() if value else "undated"
 
 
-SEARCH_TOOL = "the `search_memory` tool of the `pao` MCP server (`mcp__pao__search_memory` in Claude Code)"
-REMEMBER_TOOL = "`remember` (`mcp__pao__remember`)"
-
-
-@attrs.frozen
-class MoreSection(BriefingSection):
-    key: str = "more"
-    title: str = "Asking memory for more"
-    order: int = 90
-
-    def render(self, context: BriefingContext) -> str | None:
-        if not context.items:
-            return None
-        return (
-            f"{SEARCH_TOOL[0].upper()}{SEARCH_TOOL[1:]} searches every memory store again ({_names(context)}) "
-            f"with other words and shows each item's source and date. {REMEMBER_TOOL} stores a fact you "
-            "learned for the agents after you, with your name and session."
-        )
-
-
 def default_sections(config: PaoConfig) -> Sequence[object]:
     chars = config.briefing.item_chars
-    return [TopicSection(), SelfPrimingSection(), FactsSection(chars), ConversationsSection(chars), MoreSection()]
+    return [TopicSection(), SelfPrimingSection(), FactsSection(chars), ConversationsSection(chars)]
 
 
 @hookimpl

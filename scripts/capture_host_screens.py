@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pao_agents.spec import host_agents
 from pao_testing.claude_cli import isolation_problem  # noqa: E402
 from pao_testing.hostrun import HostTmux, watch  # noqa: E402
 
@@ -54,7 +55,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
     from pao_core.config import load_config
     from pao_hosts.codex import SCREEN as CODEX_SCREEN
     from pao_hosts.gemini import SCREEN as GEMINI_SCREEN
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec import SpawnRequest
     from pao_core.plugins import build_plugins
     from pao_testing.host_cases import CASES
 
@@ -70,7 +71,7 @@ def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn
             env.update(case.user_setup(home, stub))
         os.environ.update(env)
         config = load_config(env)
-        profile = next(h for h in build_plugins(env).host_agents(config) if h.name == host)
+        profile = next(h for h in host_agents(build_plugins(env), config) if h.name == host)
         request = SpawnRequest(topic="golden screens", folder=str(folder), name=f"golden-{scenario}", host=host)
         (folder / profile.context_file).write_text("Golden-screen project notes.\n")
         if preseed is True:

@@ -24,7 +24,7 @@ from pao_core import MemoryItem, hookimpl
 from pao_core.cli import main
 from pao_core.contracts import MemoryBackend
 from pao_hosts.claude_code import ClaudeCode
-from pao_core.models import SpawnRequest
+from pao_agents.spec import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
@@ -111,7 +111,7 @@ def test_pao_spawn_primes_the_real_cli(
     # the default mode asks before commands, says so, and accepted no bypass on the user's behalf
     assert "permission mode: default (claude-code asks before running commands" in err
 
-    request = SpawnRequest(TOPIC, str(folder), "deploy-tools", agent_dir=str(private))
+    request = SpawnRequest(TOPIC, str(folder), "deploy-tools", "claude-code", agent_dir=str(private))
     nudge = ClaudeCode().nudge(request, "")
     assert marker not in nudge
     first = anthropic_stub.wait_for_message(nudge, timeout=90.0, where=lambda request: request.is_conversation)

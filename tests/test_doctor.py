@@ -23,7 +23,7 @@ import pytest
 from pao_core.cli import main
 from pao_core.files import state_lock
 from pao_hosts.claude_code import KNOWN_VERSIONS
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_agents.registry import JsonRegistry
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,25 +1,46 @@
-"""docs/hooks.md documents every hook with its exact signature; every hook has a test of its own."""
+"""docs/hooks.md documents every hook with its exact signature, pao_core's and those the installed plugins add
+(``pao_addhooks``: pao-agents' ``pao_agents.spec.hookspecs``); every hook has a test of its own."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from pathlib import Path
+from typing import Any, Callable
 
 import attrs
+import pluggy
 
 from pao_core import hookspecs
+from pao_core.plugins import build_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
+def hook_specs() -> dict[str, Callable[..., Any]]:
+    """Every hook specification of a complete load: the core's and every plugin's own, by name."""
+    manager = build_plugins({}).manager
+    callers = [caller for caller in vars(manager.hook).values() if isinstance(caller, pluggy.HookCaller)]
+    return {caller.name: caller.spec.function for caller in callers if caller.spec is not None}
+
+
 def hook_signatures() -> dict[str, str]:
     signatures = {}
-    for name, function in vars(hookspecs).items():
-        if name.startswith("pao_") and callable(function):
-            text = str(inspect.signature(function)).replace("'", "")
-            signatures[name] = f"def {name}{text}"
+    for name, function in hook_specs().items():
+        text = str(inspect.signature(function)).replace("'", "")
+        signatures[name] = f"def {name}{text}"
     return signatures
+
+
+def test_plugins_add_their_own_hooks() -> None:
+    """The core specifies the memory and briefing hooks; pao-agents adds the agent side's through ``pao_addhooks``."""
+    specs = hook_specs()
+    assert specs["pao_memory_backends"].__module__ == "pao_core.hookspecs"
+    assert {specs[name].__module__ for name in ("pao_host_agents", "pao_terminal_drivers", "pao_registry_stores")} == {
+        "pao_agents.spec.hookspecs"}
+    assert not [name for name in vars(hookspecs) if name in ("pao_host_agents", "pao_terminal_drivers")]
 
 
 def test_every_hook_is_documented_with_its_exact_signature() -> None:
@@ -35,7 +56,7 @@ def test_every_hook_is_described_by_the_line_of_its_spec() -> None:
     """hookspecs.py says what each hook is in one line; the page says it too, then the rest, once."""
     page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
     for name in hook_signatures():
-        summary = inspect.getdoc(getattr(hookspecs, name)) or ""
+        summary = inspect.getdoc(hook_specs()[name]) or ""
         assert "\n" not in summary, f"{name}: the spec's docstring is one line; the rest belongs in docs/hooks.md"
         section = " ".join(page.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0].split())
         assert " ".join(summary.replace("``", "`").rstrip(".").split()) in section, f"docs/hooks.md: {name} lacks {summary!r}"
@@ -72,6 +93,7 @@ def contract_block(contract: type) -> str:
 
 def contracts_page(page: str) -> str:
     """``page`` with every contract block regenerated (between its markers)."""
+    hook_specs()  # the plugins' hooks name their contracts too
     named = {contract.__name__: contract for contract in hookspecs.RETURNS.values()}
 
     def block(match: re.Match[str]) -> str:
@@ -82,6 +104,7 @@ def contracts_page(page: str) -> str:
 
 def test_every_contract_is_documented_from_its_class() -> None:
     page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    hook_specs()
     shown = set(re.findall(r"<!-- contract (\w+) -->", page))
     assert shown == {contract.__name__ for contract in hookspecs.RETURNS.values()}, "docs/hooks.md misses a contract"
     assert page == contracts_page(page), "docs/hooks.md is out of date: run `python tests/test_hooks_doc.py`"
@@ -89,11 +112,12 @@ def test_every_contract_is_documented_from_its_class() -> None:
 
 def test_every_collection_hook_names_its_contract() -> None:
     page = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    hook_specs()
     for hook, contract in hookspecs.RETURNS.items():
         section = page.split(f"### {hook}\n", 1)[1].split("\n### ", 1)[0]
         assert f"[`{contract.__name__}`]" in section, f"docs/hooks.md: {hook} does not link its contract {contract.__name__}"
 
 
-if __name__ == "__main__":  # rewrite the contract blocks of docs/hooks.md from pao_core/contracts.py
+if __name__ == "__main__":  # rewrite the contract blocks of docs/hooks.md from the contracts' classes
     path = ROOT / "docs" / "hooks.md"
     path.write_text(contracts_page(path.read_text(encoding="utf-8")), encoding="utf-8")

@@ -23,11 +23,13 @@ from pathlib import Path
 import attrs
 import pytest
 
+from pao_agents.spec import host_agents, readiness_detectors
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
 from pao_agents.delivery import deliver
 from pao_agents.lifecycle import agent_environment
-from pao_core.models import AgentRecord, MemoryItem, SpawnRequest
+from pao_core.models import MemoryItem
+from pao_agents.spec import AgentRecord, SpawnRequest
 from pao_core.gather import brief
 from pao_agents.session import channels
 from pao_core.plugins import build_plugins
@@ -85,7 +87,7 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
         user_env = case.user_setup(home, stub)
         monkeypatch.setenv(case.command_variable, str(case.binary))
         config, plugins = load_config(), build_plugins()
-        profile = next(h for h in plugins.host_agents(config) if h.name == host)
+        profile = next(h for h in host_agents(plugins, config) if h.name == host)
         request = SpawnRequest(topic=TOPIC, folder=str(folder), name="exporter", host=host)
         if channels(profile).chooses_session_id:  # as pao spawn does, before the CLI starts
             request = attrs.evolve(request, session_id=str(uuid.uuid4()))
@@ -103,7 +105,7 @@ def test_primed_agent_starts_without_dialog_and_takes_the_nudge(
         env = agent_environment(user, profile.environment(request))
         record = AgentRecord(name=request.name, folder=request.folder, topic=TOPIC, host=host, terminal="tmux",
                              target="", created_at=dt.datetime.now(dt.timezone.utc))
-        reader = ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
+        reader = ScreenReader.for_host(host, readiness_detectors(plugins, config), plugins)
         classify = lambda screen: (lambda v: (v.state, v.reason))(reader.classify(screen))  # noqa: E731
         tmux = HostTmux(f"pao-test-{os.getpid()}-{host}")
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from pao_agents.spec import host_agents
 from pao_core.config import load_config
 from pao_core.contracts import MemoryBackend
 from pao_agents.delivery import deliver
@@ -100,7 +101,7 @@ def test_no_import_form_of_memory_reaches_a_file(host: str, tmp_path: Path, isol
     home = isolated_home / "user"
     monkeypatch.setenv(case.command_variable, str(case.binary))
     config, plugins = load_config(), build_plugins()
-    profile = next(h for h in plugins.host_agents(config) if h.name == case.host)
+    profile = next(h for h in host_agents(plugins, config) if h.name == case.host)
     briefing = brief("tidy the exporter", folders=[str(folder)], config=config, plugins=plugins,
                      backends=[HostileBackend(tuple(lines))])
     assert "@" not in briefing.markdown
@@ -130,7 +131,7 @@ def test_control_the_same_forms_unescaped_are_imported(host: str, tmp_path: Path
     config, plugins = load_config(), build_plugins()
     with case.make_stub() as stub:
         user_env = case.user_setup(home, stub)
-        next(h for h in plugins.host_agents(config) if h.name == case.host).preseed(str(folder))
+        next(h for h in host_agents(plugins, config) if h.name == case.host).preseed(str(folder))
         sent = _run_print_mode(case, home, folder, stub, user_env)
     assert MARKER in sent
     assert PASSWORD in sent, "the plain @.env import was not followed: the CLI did not read the context file"

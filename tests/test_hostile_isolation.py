@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from pao_agents.spec import host_agents
 from pao_agents import agentdir
 from pao_core.config import load_config
-from pao_core.models import SpawnRequest
+from pao_agents.spec import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_testing.hostile import fired, hostile_environment, hostile_folder
 
@@ -53,8 +54,8 @@ def test_the_mcp_server_command_of_the_wiring_answers_and_runs_nothing_of_the_fo
     reset_plugins()  # every installed plugin, as a user has them
     try:
         plugins, config = get_plugins(), load_config()
-        host = next(host for host in plugins.host_agents(config) if host.name == "claude-code")
-        request = SpawnRequest("fix it", str(folder), "clone", session_id="5f0c2a9e-0000-4000-8000-000000000000")
+        host = next(host for host in host_agents(plugins, config) if host.name == "claude-code")
+        request = SpawnRequest("fix it", str(folder), "clone", "claude-code", session_id="5f0c2a9e-0000-4000-8000-000000000000")
         wiring = agentdir.session_mcp(request, host, config, plugins, os.environ)
     finally:
         reset_plugins()

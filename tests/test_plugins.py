@@ -185,7 +185,7 @@ def test_a_failing_wrapper_is_recorded_and_leaves_the_results_as_they_were() -> 
     plugins = _plugins_with(("fine", fine), ("broken-wrappers", BrokenWrappers()))
     assert plugins.memory_backends(load_config()) == [fine]
     keys = [section.key for section in plugins.briefing_sections(load_config())]
-    assert keys == ["topic", "self-priming", "facts", "conversations", "more"]
+    assert keys == ["topic", "self-priming", "facts", "conversations"]
     assert [(f.plugin, f.stage, f.error) for f in plugins.failures] == [
         ("broken-wrappers", "pao_memory_backends", "wrapper failed before its yield"),
         ("broken-wrappers", "pao_briefing_sections", "wrapper failed after its yield"),
@@ -253,9 +253,14 @@ def test_the_core_works_with_no_plugin_installed(pao) -> None:
 
     doctor = pao("doctor", "--json", env=none)
     checks = {(c["area"], c["name"]): c for c in json.loads(doctor.stdout)["checks"]}
-    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert doctor.returncode == 0 and "Traceback" not in doctor.stderr
+    assert not [key for key in checks if key[0] in ("host", "terminal")]  # hosts and terminals are the plugins'
+
+    agents_only = pao("doctor", "--json", env={"PAO_LOAD_PLUGINS": "pao-agents"})
+    checks = {(c["area"], c["name"]): c for c in json.loads(agents_only.stdout)["checks"]}
+    assert agents_only.returncode == 1 and "Traceback" not in agents_only.stderr
     assert checks[("terminal", "")]["line"] == "no terminal driver is installed"
-    assert ("host", "claude-code") in checks  # pao's own hosts need no plugin
+    assert checks[("host", "")]["line"] == "no host agent is installed"  # the default host: the first installed
 
     brief = pao("brief", "deploy the docs", "--json", env=none)
     assert "Traceback" not in brief.stderr and brief.stderr.count("\n") <= 1

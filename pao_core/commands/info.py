@@ -6,8 +6,6 @@ import argparse
 import json
 
 from pao_core.config import PaoConfig
-from pao_core.contracts import TerminalDriver
-from pao_core.errors import describe
 from pao_core.hookspecs import hookimpl
 from pao_core.output import print_json
 
@@ -26,25 +24,20 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def plugin_report(config: PaoConfig) -> dict:
-    """Plugins, their hooks, the terminal drivers' availability, and failures."""
+    """Plugins, their hooks, what plugins say of each (``pao_plugin_report``), and failures."""
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     plugins = get_plugins()
     rows = plugins.describe()
     for row in rows:
-        provided = plugins.collect("pao_terminal_drivers", only=row["name"], config=config) \
-            if "pao_terminal_drivers" in row["hooks"] else []
-        row["terminal_drivers"] = [_availability(driver) for driver in provided]
+        row["lines"] = []
+        for found in plugins.call("pao_plugin_report", plugin=row["name"], hooks=row["hooks"], config=config,
+                                  plugins=plugins):
+            if isinstance(found, dict):
+                row["lines"] += [str(line) for line in found.get("lines", ())]
+                row.update((key, value) for key, value in found.items() if key not in row)
     failures = [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in plugins.failures]
     return {"plugins": rows, "failures": failures}
-
-
-def _availability(driver: TerminalDriver) -> dict:
-    try:
-        reason = driver.availability()
-    except Exception as exc:  # availability checks must not break the listing
-        reason = f"availability check failed: {describe(exc)}"
-    return {"name": driver.name, "available": reason is None, "reason": reason}
 
 
 def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
@@ -59,9 +52,8 @@ def show_plugins(args: argparse.Namespace, config: PaoConfig) -> int:
             source += f" {row['version']}"
         print(f"{row['name']}  ({source}{', default' if row['default'] else ''})")
         print(f"    hooks: {', '.join(row['hooks']) or '-'}")
-        for driver in row["terminal_drivers"]:
-            state = "available" if driver["available"] else f"unavailable: {driver['reason']}"
-            print(f"    terminal driver {driver['name']}: {state}")
+        for line in row["lines"]:
+            print(f"    {line}")
     for failure in report["failures"]:
         print(f"FAILED {failure['plugin']} ({failure['stage']}): {failure['error']}")
     return 0

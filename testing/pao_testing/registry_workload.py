@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 
 import attrs
 
-from pao_core.contracts import RegistryStore
+from pao_agents.spec import RegistryStore
 from pao_core.errors import DuplicateAgent, PaoError
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_agents.names import numbered
 
 STATES = ("starting", "ready", "busy", "waiting", "blocked", "paused", "dead")

@@ -27,8 +27,8 @@ from pao_core.jsonbound import loads
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, McpWiring
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec.contracts import HostAgent, McpWiring
+    from pao_agents.spec.records import SpawnRequest
     from pao_core.plugins import Plugins
 
 EVENTS = "events.jsonl"
@@ -101,9 +101,10 @@ def session_mcp(
     the agent's folder; the same at spawn and at resume. An empty wiring: none, or a host without MCP."""
     import attrs  # records: spawn and resume only (``pao list`` reads the event log below before any loads)
 
-    from pao_core.contracts import McpWiring  # records: spawn and resume only, like attrs
+    from pao_agents.spec.calls import session_mcp_servers  # pluggy's hooks: spawn and resume only
+    from pao_agents.spec.contracts import McpWiring  # records: spawn and resume only, like attrs
 
-    servers = plugins.session_mcp_servers(config, request)
+    servers = session_mcp_servers(plugins, config, request)
     wiring = host_agent.mcp_wiring(servers, Path(config.home) / "agents" / request.name, environ) if servers else None
     if not wiring or not (wiring.args or wiring.files or wiring.env):
         return McpWiring()

@@ -11,9 +11,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.registry import FILENAME as REGISTRY_FILE
 from pao_agents.registry import JsonRegistry, open_registry
-from pao_core.contracts import Check, default_driver_name, permission_summary
+from pao_agents.spec.calls import host_agents, terminal_drivers
+from pao_agents.spec.contracts import default_driver_name, permission_summary
+from pao_core.contracts import Check
 from pao_core.doctor import VERSION_TIMEOUT, run_all, tilde
 from pao_core.errors import PaoError, RegistryUnavailable, describe
 from pao_core.files import lock_is_held
@@ -21,8 +24,8 @@ from pao_core.hookspecs import hookimpl
 from pao_core.waiting import bounded
 
 if TYPE_CHECKING:
+    from pao_agents.spec.contracts import HostAgent, TerminalDriver
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -31,14 +34,51 @@ def pao_doctor_checks(config: PaoConfig, plugins: Plugins) -> list[Check]:
     """The hosts and terminals (the default one first), the registry and this machine's agents, at once."""
     jobs: list[Callable[[], Iterable[Check]]] = []
     environ = dict(os.environ)
-    for host in sorted(plugins.host_agents(config), key=lambda host: host.name != config.spawn.host):
-        jobs.append(lambda host=host: check_host(host, default=host.name == config.spawn.host, environ=environ))
-    drivers = plugins.terminal_drivers(config)
-    terminal = config.spawn.terminal or default_driver_name(drivers)
+    hosts = host_agents(plugins, config)
+    options = spawn_options(config)
+    default = options.host or (hosts[0].name if hosts else "")
+    for host in sorted(hosts, key=lambda host: host.name != default):
+        jobs.append(lambda host=host: check_host(host, default=host.name == default, environ=environ))
+    drivers = terminal_drivers(plugins, config)
+    terminal = options.terminal or default_driver_name(drivers)
     for driver in drivers:
         jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == terminal)])
     jobs.append(lambda: check_registry(config, plugins))
-    return [check for group in run_all(jobs, VERSION_TIMEOUT + 2) for check in group]
+    checks = [check for group in run_all(jobs, VERSION_TIMEOUT + 2) for check in group]
+    return checks + missing_defaults(default, {host.name for host in hosts}, terminal, drivers)
+
+
+def missing_defaults(host: str, hosts: set[str], terminal: str, drivers: list[TerminalDriver]) -> list[Check]:
+    """The default host or terminal that no installed plugin provides."""
+    missing = []
+    if host not in hosts:
+        line = f"default host {host!r}: no plugin provides it" if host else "no host agent is installed"
+        missing.append(Check("host", host, "fail", line,
+                             "install its plugin, or set [spawn] host in the config"))
+    if terminal not in {driver.name for driver in drivers}:
+        line = f"default terminal {terminal!r}: no plugin provides it" if terminal else "no terminal driver is installed"
+        missing.append(Check("terminal", terminal, "fail", line,
+                             "install a terminal driver plugin, or set [spawn] terminal in the config"))
+    return missing
+
+
+@hookimpl
+def pao_plugin_report(plugin: str, hooks: list[str], config: PaoConfig, plugins: Plugins) -> dict[str, Any] | None:
+    """The terminal drivers a plugin provides, each available here or why not (``pao plugins``)."""
+    if "pao_terminal_drivers" not in hooks:
+        return None
+    drivers = [_availability(driver) for driver in plugins.collect("pao_terminal_drivers", only=plugin, config=config)]
+    lines = [f"terminal driver {driver['name']}: " + ("available" if driver["available"] else
+                                                       f"unavailable: {driver['reason']}") for driver in drivers]
+    return {"terminal_drivers": drivers, "lines": lines}
+
+
+def _availability(driver: TerminalDriver) -> dict[str, Any]:
+    try:
+        reason = driver.availability()
+    except Exception as exc:  # availability checks must not break the listing
+        reason = f"availability check failed: {describe(exc)}"
+    return {"name": driver.name, "available": reason is None, "reason": reason}
 
 
 def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
@@ -61,8 +101,8 @@ def check_registry(config: PaoConfig, plugins: Plugins) -> list[Check]:
     where = registry.location() + (" (not created yet)" if json_file and not json_file.path.exists() else "")
     checks.insert(0, Check("registry", label, "ok", f"registry {where}: {len(records)} agents",
                            data={"agents": len(records)}))
-    drivers = {driver.name: driver for driver in plugins.terminal_drivers(config)}
-    here = config.machine_name()
+    drivers = {driver.name: driver for driver in terminal_drivers(plugins, config)}
+    here = machine_name(config)
     for record in records:
         if record.state == "paused" or record.machine != here:  # another machine's agent: not visible from here
             continue
@@ -138,7 +178,7 @@ def _host_install_hint(host: HostAgent) -> str:
 
 
 def _probe_request(host: str) -> Any:
-    from pao_core.models import SpawnRequest  # records: only this path needs them (pao_core loads them lazily)
+    from pao_agents.spec.records import SpawnRequest  # records: only this path needs them (pao_core loads them lazily)
 
     return SpawnRequest("doctor", os.getcwd(), "doctor", host)
 

@@ -9,8 +9,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from pao_agents.spec.options import machine_name, spawn_options, with_spawn
+from pao_agents.spec.calls import host_agents
 from pao_core.config import PaoConfig
-from pao_core.contracts import PERMISSION_MODES, permission_summary
+from pao_agents.spec.contracts import PERMISSION_MODES, permission_summary
 from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_agents.agentdir import RECEIPT_TIMEOUT
@@ -76,11 +78,11 @@ def _add_spawn(subparsers: argparse._SubParsersAction, config: PaoConfig) -> Non
     spawn.add_argument("topic", metavar="TOPIC", help="what the agent works on; may name its folder (in ~/code/api)")
     spawn.add_argument("--folder", metavar="DIR", help="the agent's working folder (default: named in TOPIC, or .)")
     spawn.add_argument("--name", metavar="NAME", help="the agent's name (default: the folder's name, made unique)")
-    spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {config.spawn.terminal or 'the first available'})")
-    spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {config.spawn.host})")
+    spawn.add_argument("--terminal", metavar="DRIVER", help=f"terminal driver (default: {spawn_options(config).terminal or 'the first available'})")
+    spawn.add_argument("--host", metavar="HOST", help=f"coding agent to start (default: {spawn_options(config).host or 'the first installed'})")
     spawn.add_argument("--no-nudge", action="store_true", help="do not give the agent its task (only the briefing)")
     spawn.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                       help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
+                       help=f"how long to wait for the agent to be ready (default {spawn_options(config).ready_timeout:g})")
     spawn.add_argument("--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
                        help="default: the agent asks before running commands; acceptEdits, plan, auto; bypass: it runs "
                             "every command without asking (opt-in; once for all in [hosts.NAME] permission_mode)")
@@ -114,7 +116,7 @@ def _add_process_commands(subparsers: argparse._SubParsersAction, config: PaoCon
         parser.set_defaults(func=func)
         if command == "resume":
             parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                                help=f"how long to wait for the agent to be ready (default {config.spawn.ready_timeout:g})")
+                                help=f"how long to wait for the agent to be ready (default {spawn_options(config).ready_timeout:g})")
         if command == "kill":
             parser.add_argument(
                 "--forget", action="store_true",
@@ -163,9 +165,9 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
         raise PaoError("'pao spawn --on' needs the pao-machines plugin (docs/machines.md)")
     given = _briefing_from_stdin() if args.briefing_stdin else None
     if args.timeout is not None:
-        config = attrs.evolve(config, spawn=attrs.evolve(config.spawn, ready_timeout=args.timeout))
+        config = with_spawn(config, ready_timeout=args.timeout)
     if args.permission_mode:  # this spawn only: the host's table with the mode the user chose
-        host_name = args.host or config.spawn.host
+        host_name = args.host or spawn_options(config).host or _first_host(config)
         table = {**config.hosts.get(host_name, {}), "permission_mode": args.permission_mode}
         config = attrs.evolve(config, hosts={**config.hosts, host_name: table})
     plugins = get_plugins()
@@ -194,7 +196,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
             )
         finally:
             end_helpers()  # their work is done, or will not be needed
-    host = next((h for h in plugins.host_agents(config) if h.name == result.record.host), None)
+    host = next((h for h in host_agents(plugins, config) if h.name == result.record.host), None)
     mode = host.permission_mode() if host is not None else "unknown"
     _say(f"permission mode: {mode} ({result.record.host} {permission_summary(mode)}; choose with --permission-mode)")
 
@@ -245,7 +247,7 @@ def show_list(args: argparse.Namespace, config: PaoConfig, agents: Agents, recor
     """``pao list`` of ``records`` (this machine's, or a shared registry's), each observed here."""
     remember_checked(config, agents.plugins.catalog)  # the next list may answer before any plugin loads
     seen = [agents.observe(record, with_screen=False) for record in records]
-    print_listing([record_json(o.record, o) for o in seen], config.machine_name(), args.json)
+    print_listing([record_json(o.record, o) for o in seen], machine_name(config), args.json)
     return 0
 
 
@@ -353,3 +355,10 @@ def run_attach(args: argparse.Namespace, config: PaoConfig) -> int:
     record, driver = _agents(config).live(args.name)
     driver.attach(record.target)
     return 0
+
+
+def _first_host(config: PaoConfig) -> str:
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+
+    hosts = host_agents(get_plugins(), config)
+    return hosts[0].name if hosts else ""

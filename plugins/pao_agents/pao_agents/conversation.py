@@ -13,7 +13,7 @@ from pao_core.errors import PaoError, ValidationError
 from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
-    from pao_core.contracts import TerminalDriver
+    from pao_agents.spec.contracts import TerminalDriver
 
 PASTE_TIMEOUT = 10.0
 SUBMIT_TIMEOUT = 3.0

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pao_agents.spec.options import spawn_options
+from pao_agents.spec.calls import host_agents
 from pao_agents.safegit import git_binary, run_git
 from pao_core.contracts import BriefingDeliverer
 from pao_core.errors import PaoError
@@ -294,9 +296,12 @@ class HostDelivery(BriefingDeliverer):
     name: str = "host-context-file"
 
     def deliver(self, briefing: Briefing, folder: str) -> Delivery:
-        host = next((h for h in self.plugins.host_agents(self.config) if h.name == self.config.spawn.host), None)
+        hosts = host_agents(self.plugins, self.config)
+        wanted = spawn_options(self.config).host or (hosts[0].name if hosts else "")
+        host = next((h for h in hosts if h.name == wanted), None)
         if host is None:
-            raise DeliveryError(f"brief --write: the default host {self.config.spawn.host!r} is not installed")
+            raise DeliveryError(f"brief --write: the default host {wanted!r} is not installed" if wanted
+                                else "brief --write: no host agent is installed")
         block = host.context_block(self.config.briefing.filename, briefing.markdown)
         return deliver(briefing, folder, config=self.config, context_file=host.context_file, context_block=block,
                        plugins=self.plugins)

@@ -20,23 +20,25 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
+from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents import agentdir
 from pao_agents.agentdir import EVENTS, RECEIPT_TIMEOUT, prompt_receipt, read_events
 from pao_agents.conversation import SendFailed, send_text, text_marker
 from pao_agents.light import observed_state
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
-from pao_core.contracts import McpWiring
+from pao_agents.spec.contracts import McpWiring
 from pao_core.errors import PaoError, ValidationError
 from pao_core.files import atomic_write, private_dir
-from pao_core.models import AgentRecord, SpawnRequest, converter
+from pao_core.models import converter
+from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import shown as quoted
 from pao_core.waiting import poll_until
 
 __all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
 if TYPE_CHECKING:
-    from pao_core.contracts import HostAgent, TerminalDriver
+    from pao_agents.spec.contracts import HostAgent, TerminalDriver
 
 class AgentNotRunning(PaoError):
     """The agent's process or terminal is gone."""
@@ -96,7 +98,7 @@ class Agents(AgentContext):
     # -- acting ------------------------------------------------------------------------
 
     def runs_here(self, record: AgentRecord) -> bool:
-        return not record.machine or record.machine == self.config.machine_name()
+        return not record.machine or record.machine == machine_name(self.config)
 
     def here(self, name: str) -> AgentRecord:
         """The record of an agent this machine runs; another machine's is refused (pao-machines routes it there)."""
@@ -243,7 +245,7 @@ class Agents(AgentContext):
         target = driver.spawn(name, record.folder, command, env)
         self.set_state(name, "starting", source="resume", target=target, pid=driver.pid(target))
         try:
-            wait_ready(driver, target, self.reader(record.host), timeout or self.config.spawn.ready_timeout, name=name)
+            wait_ready(driver, target, self.reader(record.host), timeout or spawn_options(self.config).ready_timeout, name=name)
         except PaoError:
             self.set_state(name, "dead", source="resume")
             raise

@@ -18,7 +18,7 @@ returns ``None`` and the full command runs:
   check's digest, :func:`_digest`, one of the last few kept in pao's cache folder, with the machine
   name it set);
 - every record reads back unchanged (:data:`RECORD_FIELDS`: the fields of
-  ``pao_core.models.AgentRecord``, in its order, each of its type) and runs on this machine;
+  ``pao_agents.spec.AgentRecord``, in its order, each of its type) and runs on this machine;
 - every agent that is not paused is in tmux, whose only driver is pao-tmux's (asked once per
   tmux server, :func:`pao_tmux.panes.live_panes`, for what the driver's ``is_alive`` says).
 """
@@ -227,17 +227,19 @@ def _checked() -> dict[str, str]:
 
 def remember_checked(config: Any, index: Mapping[str, Any] | None) -> None:
     """After a full ``pao list`` found the configuration valid, the next one may answer lightly (best effort)."""
+    from pao_agents.spec.options import MachineOptions, registry_options  # the full path's: loaded already
     from pao_core.files import atomic_write  # only this path needs it: start-up stays light
 
+    machine = config.options("machine", "", MachineOptions).name
     try:
-        digest = None if index is None or config.registry.url else _digest(index, os.environ)
+        digest = None if index is None or registry_options(config).url else _digest(index, os.environ)
     except OSError:
         return
     checked = _checked()
-    if digest is None or checked.get(digest) == config.machine.name:
+    if digest is None or checked.get(digest) == machine:
         return
     checked.pop(digest, None)
-    kept = dict(list(checked.items())[1 - REMEMBERED:] + [(digest, config.machine.name)])  # the newest, this one last
+    kept = dict(list(checked.items())[1 - REMEMBERED:] + [(digest, machine)])  # the newest, this one last
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(cache_path(CHECKED)), exist_ok=True)
         atomic_write(cache_path(CHECKED), json.dumps(kept), mode=0o600)

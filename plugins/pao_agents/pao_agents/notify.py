@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pao_core.hookspecs import hookimpl
+from pao_agents.spec.options import notify_options
+from pao_agents.spec.marker import hookimpl as agent_hookimpl
 
 if TYPE_CHECKING:
-    from pao_core.config import NotifyOptions, PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec.options import NotifyOptions
+    from pao_core.config import PaoConfig
+    from pao_agents.spec.records import AgentRecord
     from pao_core.plugins import Plugins
 
 PLUGIN_NAME = "pao.desktop-notifier"
@@ -49,7 +51,7 @@ def desktop_command(title: str, body: str, platform: str = sys.platform) -> list
 class DesktopNotifier:
     options: NotifyOptions
 
-    @hookimpl
+    @agent_hookimpl
     def pao_agent_state_changed(self, record: AgentRecord, old_state: str, new_state: str, source: str) -> None:
         from pao_core.sanitize import strip_controls  # only this path needs it: start-up stays light
 
@@ -63,5 +65,5 @@ class DesktopNotifier:
 
 def register_notifier(plugins: Plugins, config: PaoConfig) -> None:
     """Register the desktop notifier once per process, when the configuration turns it on."""
-    if config.notify.desktop and not plugins.manager.has_plugin(PLUGIN_NAME):
-        plugins.manager.register(DesktopNotifier(config.notify), name=PLUGIN_NAME)
+    if notify_options(config).desktop and not plugins.manager.has_plugin(PLUGIN_NAME):
+        plugins.manager.register(DesktopNotifier(notify_options(config)), name=PLUGIN_NAME)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import attrs
 
 from pao_core.errors import PaoError
-from pao_core.models import ScreenVerdict
+from pao_agents.spec.records import ScreenVerdict
 
 if TYPE_CHECKING:
-    from pao_core.contracts import ReadinessDetector, TerminalDriver
+    from pao_agents.spec.contracts import ReadinessDetector, TerminalDriver
     from pao_core.plugins import Plugins
 
 FIRST_POLL = 0.02

@@ -19,12 +19,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import attrs
 import cattrs
 
-from pao_core.config import host_name
-from pao_core.contracts import RegistryStore
+from pao_agents.spec.options import machine_name, registry_options
+from pao_agents.spec.calls import registry_stores
+from pao_agents.spec.marker import hookimpl as agent_hookimpl
+from pao_core.paths import host_name
+from pao_agents.spec.contracts import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
 from pao_core.files import UnreadableJSON, private_dir, update_json
-from pao_core.hookspecs import hookimpl
-from pao_core.models import AgentRecord, converter
+from pao_core.models import converter
+from pao_agents.spec.records import AgentRecord
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -46,9 +49,9 @@ def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> Registry
         from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
         plugins = get_plugins()
-    url = config.registry.url
+    url = registry_options(config).url
     scheme = url.partition("://")[0].lower() if url else ""
-    stores = plugins.registry_stores(config)
+    stores = registry_stores(plugins, config)
     for store in stores:
         if scheme in store.schemes:
             return store
@@ -60,9 +63,9 @@ def open_registry(config: PaoConfig, plugins: Plugins | None = None) -> Registry
                       f"(schemes served: {', '.join(served) or 'none'}{hint})")
 
 
-@hookimpl
+@agent_hookimpl
 def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
-    return [JsonRegistry(config.home, config.machine_name())]
+    return [JsonRegistry(config.home, machine_name(config))]
 
 
 def structure_record(raw: Any, machine: str, where: str, name: str | None = None) -> AgentRecord:

@@ -9,19 +9,20 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
 
+from pao_agents.spec.calls import agent_state_changed, host_agents, readiness_detectors, terminal_drivers
 from pao_agents import agentdir
 from pao_agents.readiness import ScreenReader
 from pao_agents.registry import open_registry
-from pao_core.contracts import default_driver_name
+from pao_agents.spec.contracts import default_driver_name
 from pao_core.errors import ValidationError
-from pao_core.models import AgentRecord
+from pao_agents.spec.records import AgentRecord
 from pao_core.topic import shown as quoted
 
 if TYPE_CHECKING:
     from typing import Self
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
+    from pao_agents.spec.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -69,15 +70,15 @@ class AgentContext:
     # -- resolution --------------------------------------------------------------
 
     def host(self, name: str) -> HostAgent:
-        return first_named(self.plugins.host_agents(self.config), name, "host agent")
+        return first_named(host_agents(self.plugins, self.config), name, "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
         """The driver called ``name``; ``""``: the first one available here, in call order."""
-        drivers = self.plugins.terminal_drivers(self.config)
+        drivers = terminal_drivers(self.plugins, self.config)
         return first_named(drivers, name or default_driver_name(drivers), "terminal")
 
     def reader(self, host: str) -> ScreenReader:
-        return ScreenReader.for_host(host, self.plugins.readiness_detectors(self.config), self.plugins)
+        return ScreenReader.for_host(host, readiness_detectors(self.plugins, self.config), self.plugins)
 
     def set_state(self, name: str, state: str, *, source: str, expected: str | None = None,
                   **changes: Any) -> AgentRecord:
@@ -96,7 +97,7 @@ class AgentContext:
             from pao_agents.notify import register_notifier  # loaded on use, not at start-up
 
             register_notifier(self.plugins, self.config)
-            self.plugins.agent_state_changed(record, old[-1], record.state, source)
+            agent_state_changed(self.plugins, record, old[-1], record.state, source)
         return record
 
 

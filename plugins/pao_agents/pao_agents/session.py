@@ -12,12 +12,14 @@ import attrs
 
 from pao_agents import agentdir
 from pao_core.errors import ValidationError
-from pao_core.models import Briefing, SpawnRequest
+from pao_agents.spec.options import spawn_options
+from pao_agents.spec.records import SpawnRequest
+from pao_core.models import Briefing
 from pao_core.topic import reject_control
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent
+    from pao_agents.spec.contracts import HostAgent
     from pao_core.plugins import Plugins
 
 
@@ -30,7 +32,7 @@ def deliver_briefing(
     folder, the first prompt) and what the record keeps about the delivery.
     """
     channel = channels(host_agent)
-    if channel.session and config.spawn.delivery == "session":
+    if channel.session and spawn_options(config).delivery == "session":
         folder = agentdir.fresh_agent_dir(config.home, request.name)
         request = attrs.evolve(request, agent_dir=str(folder))
         prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
+from pao_agents.spec.options import machine_name, spawn_options
+from pao_agents.spec.calls import agent_spawned
 from pao_agents import agentdir, ahead, forked, launch, names
 from pao_agents.conversation import send_text
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
@@ -20,15 +22,16 @@ from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_agents.session import channels, deliver_briefing, host_command
 from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
 from pao_core.files import atomic_write, private_dir
-from pao_core.contracts import McpWiring
-from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_agents.spec.contracts import McpWiring
+from pao_core.models import Briefing
+from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import check_topic, reject_control
 from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, RegistryStore, TerminalDriver
+    from pao_agents.spec.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
 
 
@@ -91,7 +94,7 @@ def spawn(
         agents = AgentContext(config, plugins, open_registry(config, plugins))
         plan = validate(topic, folder=folder, name=name, terminal=terminal, host=host, nudge=nudge, agents=agents, env=env,
                         let_cli_ask=let_cli_ask)
-        record = _reserve(agents.registry, plan, config.machine_name())
+        record = _reserve(agents.registry, plan, machine_name(config))
     except BaseException:
         if early is not None:
             early.briefing.cancel()
@@ -107,7 +110,7 @@ def spawn(
     except BaseException as exc:
         underway.abandon(exc, early)
         raise
-    plugins.agent_spawned(record)
+    agent_spawned(plugins, record)
     return Spawned(record, tuple(clock.steps), briefing)
 
 
@@ -165,7 +168,7 @@ class _Underway:
         launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}))
         self.clock.done("6 spawn", self.target)
         reader = self.agents.reader(request.host)
-        ready = wait_or_ask(driver, self.target, reader, self.agents.config.spawn.ready_timeout, request, self.plan.trust)
+        ready = wait_or_ask(driver, self.target, reader, spawn_options(self.agents.config).ready_timeout, request, self.plan.trust)
         self.clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
         if ready.verdict.state == "blocked":
             self.extra["waiting_for"] = ready.verdict.reason
@@ -242,14 +245,14 @@ def validate(
     else:
         base = names.name_from_folder(real_folder)
         chosen = names.unique_name(base, agents.registry.names())
-    host_agent = agents.host(host or config.spawn.host)
-    driver = agents.driver(terminal or config.spawn.terminal)
+    host_agent = agents.host(host or spawn_options(config).host)
+    driver = agents.driver(terminal or spawn_options(config).terminal)
     reason = driver.availability()
     if reason:
         raise ValidationError(f"terminal {driver.name} is not available: {reason}")
     session = str(uuid.uuid4()) if channels(host_agent).chooses_session_id else None
     request = SpawnRequest(
-        topic, real_folder, chosen, host_agent.name, driver.name, config.spawn.nudge if nudge is None else nudge, session
+        topic, real_folder, chosen, host_agent.name, driver.name, spawn_options(config).nudge if nudge is None else nudge, session
     )
     missing = host_agent.consent_gaps(env)
     if missing:

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from pao_agents.readiness import Ready, ScreenReader
     from pao_core.config import PaoConfig
-    from pao_core.contracts import HostAgent, TerminalDriver
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec.contracts import HostAgent, TerminalDriver
+    from pao_agents.spec.records import SpawnRequest
 
 TRUST_FILE = "trusted-folders.json"
 """The folders the user trusted with ``pao trust``, under ``PAO_HOME`` (0600)."""
@@ -197,7 +197,7 @@ def wait_or_ask(driver: TerminalDriver, target: str, reader: ScreenReader, timeo
     """Step 7; where pao left the folder's trust to the CLI, its dialog is the user's to answer: a blocked screen
     then ends the wait (the agent is ``waiting``) instead of failing the spawn."""
     from pao_agents.readiness import AgentBlocked, Ready, wait_ready  # only spawn needs it: start-up stays light
-    from pao_core.models import ScreenVerdict  # records: only spawn needs them
+    from pao_agents.spec.records import ScreenVerdict  # records: only spawn needs them
 
     try:
         return wait_ready(driver, target, reader, timeout, name=request.name, busy=bool(request.prompt))

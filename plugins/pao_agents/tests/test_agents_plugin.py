@@ -15,7 +15,7 @@ from pao_core.hookspecs import hookimpl
 from pao_core.plugins import build_plugins
 from pao_testing import isolated
 
-PLUGINS = ["agent-checks", "agents", "registry"]
+PLUGINS = ["agent-checks", "agents", "agents-spec", "registry"]
 
 
 def run_pao(tmp_path: Path, *args: str, load: str = "pao-agents") -> subprocess.CompletedProcess[str]:
@@ -30,7 +30,8 @@ def test_pao_plugins_lists_the_commands_the_registry_and_the_checks(tmp_path: Pa
     assert sorted(rows) == PLUGINS
     assert rows["agents"]["hooks"] == ["pao_add_commands", "pao_briefing_deliverers"]
     assert rows["registry"]["hooks"] == ["pao_registry_stores"]
-    assert rows["agent-checks"]["hooks"] == ["pao_doctor_checks"]
+    assert rows["agent-checks"]["hooks"] == ["pao_doctor_checks", "pao_plugin_report"]
+    assert rows["agents-spec"]["hooks"] == ["pao_addhooks", "pao_config_tables"]
     assert report["failures"] == []
 
 
@@ -68,7 +69,7 @@ def test_brief_write_delivers_through_the_first_deliverer(tmp_path: Path) -> Non
     assert none.returncode == 2 and "no installed plugin delivers briefings" in none.stderr
     assert list(folder.iterdir()) == []
     no_host = run_pao(tmp_path, "brief", "fix the parser", "--write", "--folder", str(folder))
-    assert no_host.returncode == 1 and "the default host 'claude-code' is not installed" in no_host.stderr
+    assert no_host.returncode == 1 and "no host agent is installed" in no_host.stderr
     done = run_pao(tmp_path, "brief", "fix the parser", "--write", "--folder", str(folder), "--json",
                    load="pao-agents,pao-hosts")
     assert done.returncode == 1 and "no memory store is configured" in done.stderr  # delivered all the same

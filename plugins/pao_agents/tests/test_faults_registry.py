@@ -58,7 +58,7 @@ with state_lock(sys.argv[1]):
 KEEP_ADDING = """
 import sys
 from pathlib import Path
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_agents.registry import JsonRegistry
 registry = JsonRegistry(Path(sys.argv[1]))
 for n in range(100000):

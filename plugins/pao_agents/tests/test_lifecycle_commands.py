@@ -327,7 +327,7 @@ def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
 def test_kill_without_the_terminal_plugin_changes_nothing_until_told_to_forget(pao: Pao) -> None:
     import datetime as dt
 
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
     folder = pao.folder("mac")
     record = AgentRecord(name="mac", folder=str(folder), topic="t", host="fake", terminal="terminalapp-uninstalled",

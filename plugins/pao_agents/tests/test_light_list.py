@@ -19,7 +19,7 @@ import pytest
 
 from pao_agents import light as light_path
 from pao_agents.registry import JsonRegistry
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_core.paths import cache_path
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.installed import imported, install_module_plugin, run, site  # noqa: F401  (site: a fixture)

@@ -17,7 +17,7 @@ from pao_core.config import load_config
 from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
 from pao_agents.lifecycle import Agents
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_agents.notify import desktop_command
 from pao_core.plugins import build_plugins
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from pao_core.contracts import ReadinessDetector
-from pao_core.models import ScreenVerdict
+from pao_agents.spec import ReadinessDetector
+from pao_agents.spec import ScreenVerdict
 from pao_core.plugins import build_plugins
 from pao_agents.readiness import FIRST_POLL, MAX_POLL, ScreenReader, last_words, next_delay
 

@@ -10,11 +10,12 @@ from typing import Callable
 import attrs
 import pytest
 
+from pao_agents.spec import machine_name
 from pao_core.config import load_config
-from pao_core.contracts import RegistryStore
+from pao_agents.spec import RegistryStore
 from pao_core.errors import ConfigError, DuplicateAgent, UnknownAgent
 from pao_core.hookspecs import hookimpl
-from pao_core.models import AgentRecord
+from pao_agents.spec import AgentRecord
 from pao_core.plugins import build_plugins
 from pao_agents.registry import JsonRegistry, open_registry
 
@@ -85,9 +86,9 @@ def test_a_registry_url_without_a_scheme_is_refused_without_echoing_it(pao_confi
 
 def test_machine_name_is_configured_or_the_short_host_name(pao_config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("socket.gethostname", lambda: "build.example.com")
-    assert load_config().machine_name() == "build"
+    assert machine_name(load_config()) == "build"
     pao_config_file.write_text('[machine]\nname = "gpu-1"\n')
-    assert load_config().machine_name() == "gpu-1"
+    assert machine_name(load_config()) == "gpu-1"
     pao_config_file.write_text('[machine]\nname = "gpu 1; rm"\n')
     with pytest.raises(ConfigError, match="machine.name"):
         load_config()

@@ -5,7 +5,7 @@ configuration, the stores' modules, and numpy with the sentence model (about 0.1
 for numpy alone). The two halves do not depend on each other until the stores are
 searched, but threads of one process take turns on the interpreter lock. So the memory
 plugins declare :func:`before_brief` with the ``pao_ahead`` hook: the ``pao`` command calls
-it before any plugin loads, and it forks a helper (:func:`pao_agents.forked.helper`) that
+it before any plugin loads, and it forks a helper (:func:`pao_agents.spec.helper`) that
 imports numpy, maps the model's weights and embeds the likely topic on the other core. When
 a store's search starts (:func:`pao_embeddings.similar.nearest_soon` given the SQL that reads
 its vectors), the helper ranks the store's vectors while this process runs the lexical
@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
-    from pao_agents.forked import Helper
+    from pao_agents.spec import Helper
 
 LIKELY_TOPICS = 2
 """Arguments of the command line (not options) that the helper embeds while it waits: ``pao brief TOPIC``'s
@@ -48,10 +48,10 @@ def before_brief(argv: Sequence[str], table: str, url_variable: str) -> None:
         return  # (the command's help searches no store)
     import attrs  # noqa: F401  (the model's module needs it in the helper, pao right after: imported once, before the fork)
 
-    from pao_agents import forked  # the helper machinery pao spawn uses: only a process that forks one loads it
+    from pao_agents.spec import helper  # the helper machinery pao spawn uses: only a process that forks one loads it
 
     likely_topics = [arg.strip() for arg in argv if not arg.startswith("-")][1:1 + LIKELY_TOPICS]
-    _helper = forked.helper(functools.partial(_prepare, likely_topics))
+    _helper = helper(functools.partial(_prepare, likely_topics))
     if _helper is not None:
         atexit.register(end)  # reaped with this process: its CPU time is this command's
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_agents.agentdir import BRIEFING, EVENTS, append_command
+from pao_agents.spec import BRIEFING, EVENTS, append_command
+from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
@@ -33,8 +34,8 @@ from pao_hosts.common import CliProfile, HostOptions, read_settings
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.contracts import McpServer, McpWiring
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_agents.spec import McpServer, McpWiring
+    from pao_agents.spec import AgentRecord, SpawnRequest
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypass", "bypassPermissions"]
 FOOTERS = {"default": "? for shortcuts", "bypass": "bypass permissions on"}
@@ -218,11 +219,11 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", "claude-code", ClaudeCodeOptions, {"PAO_CLAUDE_COMMAND": "command"})]
 
 
-@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
+@agent_hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> Iterable[ClaudeCode]:
     return [profile(config)]
 
 
-@hookimpl
+@agent_hookimpl
 def pao_readiness_detectors(config: PaoConfig) -> Iterable[ClaudeCodeScreens]:
     return [profile(config).detector()]

@@ -18,8 +18,8 @@ from typing import Sequence
 
 import attrs
 
-from pao_core.contracts import ReadinessDetector
-from pao_core.models import ScreenVerdict
+from pao_agents.spec import ReadinessDetector
+from pao_agents.spec import ScreenVerdict
 
 NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 import attrs
 
+from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.config import ConfigTable
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import McpServer, McpWiring
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_agents.spec import McpServer, McpWiring
+    from pao_agents.spec import AgentRecord, SpawnRequest
 
 NAME = "codex"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.171.0",)
@@ -58,7 +59,7 @@ def codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 @attrs.define
 class CodexHost(CliProfile):
-    """``pao_core.contracts.HostAgent`` for Codex CLI."""
+    """``pao_agents.spec.HostAgent`` for Codex CLI."""
 
     program = "codex"
     install_hint = INSTALL_HINT
@@ -238,11 +239,11 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", NAME, CodexOptions, {"PAO_CODEX_COMMAND": "command"})]
 
 
-@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
+@agent_hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> list[CodexHost]:
     return [CodexHost(config.options("hosts", NAME, CodexOptions), config.briefing.budget_chars)]
 
 
-@hookimpl
+@agent_hookimpl
 def pao_readiness_detectors(config: PaoConfig) -> list[RuleDetector]:
     return [SCREEN]

@@ -14,9 +14,10 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import attrs
 
-from pao_core.contracts import HostAgent
+from pao_agents.spec import HostAgent
 from pao_core.errors import ConfigError, PaoError
-from pao_core.models import SpawnRequest, parse_timestamp
+from pao_core.models import parse_timestamp
+from pao_agents.spec import SpawnRequest
 
 HEADLESS_MARKERS = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
 """Variables by which CLIs decide they run unattended in a CI job."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 import attrs
 
+from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.config import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from pao_core.config import PaoConfig
-    from pao_core.contracts import McpServer, McpWiring
-    from pao_core.models import AgentRecord, SpawnRequest
+    from pao_agents.spec import McpServer, McpWiring
+    from pao_agents.spec import AgentRecord, SpawnRequest
 
 NAME = "gemini"
 KNOWN_VERSIONS: tuple[str, ...] = ("0.61.0",)
@@ -61,7 +62,7 @@ def gemini_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 @attrs.define
 class GeminiHost(CliProfile):
-    """``pao_core.contracts.HostAgent`` for Gemini CLI."""
+    """``pao_agents.spec.HostAgent`` for Gemini CLI."""
 
     program = "gemini"
     install_hint = INSTALL_HINT
@@ -204,11 +205,11 @@ def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("hosts", NAME, GeminiOptions, {"PAO_GEMINI_COMMAND": "command"})]
 
 
-@hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
+@agent_hookimpl(trylast=True)  # a profile of the same name from another plugin comes first
 def pao_host_agents(config: PaoConfig) -> list[GeminiHost]:
     return [GeminiHost(config.options("hosts", NAME, GeminiOptions))]
 
 
-@hookimpl
+@agent_hookimpl
 def pao_readiness_detectors(config: PaoConfig) -> list[RuleDetector]:
     return [SCREEN]

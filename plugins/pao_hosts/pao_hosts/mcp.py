@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pao_core.contracts import McpServer, McpWiring
+from pao_agents.spec import McpServer, McpWiring
 
 CLAUDE_CONFIG = "mcp.json"
 GEMINI_DEFAULTS = "gemini-system-defaults.json"

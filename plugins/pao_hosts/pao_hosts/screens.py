@@ -7,8 +7,8 @@ from typing import Sequence
 
 import attrs
 
-from pao_core.contracts import ReadinessDetector
-from pao_core.models import ScreenState, ScreenVerdict
+from pao_agents.spec import ReadinessDetector
+from pao_agents.spec import ScreenState, ScreenVerdict
 
 
 def _compile(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
@@ -29,7 +29,7 @@ class ScreenRule:
 
 @attrs.frozen
 class RuleDetector(ReadinessDetector):
-    """``pao_core.contracts.ReadinessDetector`` from rules tried in order (dialogs first)."""
+    """``pao_agents.spec.ReadinessDetector`` from rules tried in order (dialogs first)."""
 
     name: str
     hosts: tuple[str, ...]

@@ -25,7 +25,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pao_agents.agentdir import BRIEFING, EVENTS, append_command, read_events
+from pao_agents.spec import BRIEFING, EVENTS, append_command, read_events
 
 SESSION_START = "session-start.json"
 HOOK_TIMEOUT = 10

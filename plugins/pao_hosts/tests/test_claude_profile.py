@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from pao_core.config import load_config
-from pao_core.contracts import HostAgent, ReadinessDetector
+from pao_agents.spec import HostAgent, ReadinessDetector
 from pao_core.errors import ConfigError, PaoError
 from pao_hosts.claude_code import KNOWN_VERSIONS, ClaudeCode, ClaudeCodeOptions, path_key, profile
-from pao_core.models import AgentRecord, SpawnRequest
+from pao_agents.spec import AgentRecord, SpawnRequest
 
-REQUEST = SpawnRequest(topic="fix the  login\tbug", folder="/tmp/x", name="x")
+REQUEST = SpawnRequest(topic="fix the  login\tbug", folder="/tmp/x", name="x", host="claude-code")
 
 
 def config_with(tmp_path: Path, **env: str):

@@ -13,13 +13,15 @@ from pathlib import Path
 import attrs
 import pytest
 
+from pao_agents.spec import host_agents
 from pao_core.config import load_config
 from pao_agents.delivery import deliver
 from pao_hosts.codex import CodexHost
 from pao_hosts.common import HostOptions
 from pao_hosts.gemini import GeminiHost
 from pao_agents.lifecycle import agent_environment
-from pao_core.models import AgentRecord, Briefing, SpawnRequest
+from pao_core.models import Briefing
+from pao_agents.spec import AgentRecord, SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_hosts.tomlfile import UnreadableTOML
 from pao_core.errors import ConfigError, PaoError
@@ -33,7 +35,7 @@ NOW = dt.datetime.now(dt.timezone.utc)
 
 
 def _host(name: str):
-    return next(h for h in build_plugins().host_agents(load_config()) if h.name == name)
+    return next(h for h in host_agents(build_plugins(), load_config()) if h.name == name)
 
 
 def _request(folder: Path, host: str) -> SpawnRequest:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pao_agents.spec import readiness_detectors
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
-from pao_agents.readiness import ScreenReader
+from pao_agents.spec import ScreenReader
 
 SCREENS = Path(__file__).parent / "data" / "screens"
 
@@ -42,7 +43,7 @@ EXPECTED = {
 def _reader(host: str) -> ScreenReader:
     config = load_config()
     plugins = build_plugins()
-    return ScreenReader.for_host(host, plugins.readiness_detectors(config), plugins)
+    return ScreenReader.for_host(host, readiness_detectors(plugins, config), plugins)
 
 
 @pytest.mark.hook("pao_readiness_detectors")

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from pao_agents.spec import host_agents
 from pao_core.config import load_config
 from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
-from pao_core.models import SpawnRequest
+from pao_agents.spec import SpawnRequest
 from pao_core.plugins import build_plugins
 
 BYPASS_FLAGS = {"--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox", "--yolo"}
@@ -25,7 +26,7 @@ BYPASS_FLAGS = {"--dangerously-skip-permissions", "--dangerously-bypass-approval
 @pytest.mark.parametrize("host", ["claude-code", "codex", "gemini"])
 def test_every_host_asks_by_default(host: str, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAO_CLAUDE_COMMAND" if host == "claude-code" else f"PAO_{host.upper()}_COMMAND", "/opt/cli")
-    profile = next(h for h in build_plugins().host_agents(load_config()) if h.name == host)
+    profile = next(h for h in host_agents(build_plugins(), load_config()) if h.name == host)
     command = profile.command(SpawnRequest("t", str(tmp_path), "a", host))
     assert profile.permission_mode() == "default" and not BYPASS_FLAGS & set(command), command
 
@@ -33,7 +34,7 @@ def test_every_host_asks_by_default(host: str, isolated_home: Path, tmp_path: Pa
 @pytest.mark.parametrize("host", ["claude-code", "codex", "gemini"])
 def test_bypass_is_one_explicit_choice(host: str, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Path(os.environ["PAO_CONFIG"]).write_text(f'[hosts.{host}]\ncommand = "/opt/cli"\npermission_mode = "bypass"\n')
-    profile = next(h for h in build_plugins().host_agents(load_config()) if h.name == host)
+    profile = next(h for h in host_agents(build_plugins(), load_config()) if h.name == host)
     assert profile.permission_mode() == "bypass"
     assert BYPASS_FLAGS & set(profile.command(SpawnRequest("t", str(tmp_path), "a", host)))
 

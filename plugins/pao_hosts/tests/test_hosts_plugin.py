@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pao_agents.spec import host_agents, readiness_detectors
 from pao_core.config import load_config
-from pao_core.contracts import McpWiring
+from pao_agents.spec import McpWiring
 from pao_core.hookspecs import hookimpl
-from pao_core.models import SpawnRequest
+from pao_agents.spec import SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_hosts.codex import CodexHost
 from pao_testing.isolated import run_pao
@@ -38,12 +39,12 @@ def test_each_profile_is_found_and_configured_through_its_table(tmp_path: Path) 
     (tmp_path / "config.toml").write_text('[hosts.codex]\ncommand = "/opt/codex"\nargs = ["--profile", "work"]\n')
     config = load_config(environ={"PAO_HOME": str(tmp_path / "home"), "PAO_CONFIG": str(tmp_path / "config.toml")},
                          tables=plugins.config_tables())
-    hosts = {host.name: host for host in plugins.host_agents(config)}
+    hosts = {host.name: host for host in host_agents(plugins, config)}
     assert sorted(hosts) == sorted(HOSTS)
     request = SpawnRequest(topic="fix the parser", folder=str(tmp_path), name="parser", host="codex")
     command = hosts["codex"].command(request)
     assert command[0] == "/opt/codex" and command[-2:] == ["--profile", "work"]
-    assert {d.hosts[0] for d in plugins.readiness_detectors(config) if d.hosts} == set(HOSTS)
+    assert {d.hosts[0] for d in readiness_detectors(plugins, config) if d.hosts} == set(HOSTS)
 
 
 def test_another_plugins_profile_of_the_same_name_comes_first(tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_another_plugins_profile_of_the_same_name_comes_first(tmp_path: Path) ->
     plugins.manager.register(Mine(), name="mine")  # before pao-hosts' own
     for module in ("pao_hosts.claude_code", "pao_hosts.codex", "pao_hosts.gemini"):
         plugins.manager.register(importlib.import_module(module), name=module)
-    hosts = plugins.host_agents(load_config(environ={"PAO_HOME": str(tmp_path)}))
+    hosts = host_agents(plugins, load_config(environ={"PAO_HOME": str(tmp_path)}))
     assert sorted(host.name for host in hosts) == sorted(HOSTS)
     assert type(next(host for host in hosts if host.name == "codex")) is MyCodex
 
@@ -67,7 +68,7 @@ def test_another_plugins_profile_of_the_same_name_comes_first(tmp_path: Path) ->
 def test_gemini_gets_a_system_defaults_file_only_where_it_reads_one(tmp_path: Path) -> None:
     """Gemini CLI skips a system-defaults file unless root owns it and every folder above it, none writable by
     group or others: pao wires its MCP server through one only then (tests/test_mcp_realcli.py runs both)."""
-    from pao_core.contracts import McpServer
+    from pao_agents.spec import McpServer
     from pao_hosts.mcp import gemini_refusal, gemini_wiring
     from pao_testing.private import root_private_dir
 

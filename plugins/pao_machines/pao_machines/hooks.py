@@ -12,6 +12,8 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
+from pao_agents.spec import machine_name
+from pao_agents.spec import host_agents
 from pao_core.contracts import CommandRouter
 from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
@@ -19,7 +21,7 @@ from pao_core.output import print_json, print_table
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 
 ROUTED = frozenset({"spawn", "list", "broadcast", "status", "send", "kill", "pause", "resume", "checkpoint", "attach"})
@@ -46,7 +48,7 @@ class MachineRouter(CommandRouter):
 
     def observe(self, records: Sequence[AgentRecord], config: PaoConfig) -> dict[str, dict[str, Any]]:
         """Each of ``records`` on another machine as ``pao list`` shows it: its machine asked now."""
-        if _here_only or all(record.machine in ("", config.machine_name()) for record in records):
+        if _here_only or all(record.machine in ("", machine_name(config)) for record in records):
             return {}
         from pao_machines.listing import remote_rows  # ssh: only when an agent runs on another machine
 
@@ -55,8 +57,8 @@ class MachineRouter(CommandRouter):
 
 def _list(args: argparse.Namespace, config: PaoConfig) -> int:
     """``pao list``: pao-agents' own list while every agent runs here (the registry read once, no ssh)."""
-    from pao_agents.commands import show_list  # the agents' list: only for this command
-    from pao_agents.lifecycle import Agents  # the registry and the terminals: only for the commands it may take
+    from pao_agents.spec import show_list  # the agents' list: only for this command
+    from pao_agents.spec import Agents  # the registry and the terminals: only for the commands it may take
 
     agents = Agents.open(config)
     records = agents.registry.list()
@@ -166,14 +168,14 @@ def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
     import subprocess  # not needed until this runs: start-up stays light
     from importlib.metadata import version  # not needed until this runs: start-up stays light
 
-    from pao_agents.lifecycle import Agents  # not needed until this runs: start-up stays light
+    from pao_agents.spec import Agents  # not needed until this runs: start-up stays light
 
     tmux = shutil.which("tmux")
     report = {
         "pao": version("pao-core"),
-        "machine": config.machine_name(),
+        "machine": machine_name(config),
         "tmux": subprocess.run([tmux, "-V"], capture_output=True, text=True).stdout.strip() if tmux else None,
-        "hosts": {host.name: host.version() for host in Agents.open(config).plugins.host_agents(config)},
+        "hosts": {host.name: host.version() for host in host_agents(Agents.open(config).plugins, config)},
     }
     if args.json:
         print_json(report)

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
-from pao_agents.commands import record_json
-from pao_agents.lifecycle import Observation
-from pao_agents.light import age_text
+from pao_agents.spec import record_json
+from pao_agents.spec import Observation
+from pao_agents.spec import age_text
 from pao_core.errors import PaoError
 from pao_core.output import print_json, print_table
 from pao_machines.remote import call, machine_of, runs_here
 from pao_machines.targets import resolve
 
 if TYPE_CHECKING:
-    from pao_agents.lifecycle import Agents
+    from pao_agents.spec import Agents
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 
 @attrs.frozen

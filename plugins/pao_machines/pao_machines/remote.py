@@ -13,13 +13,14 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any, Sequence
 
+from pao_agents.spec import machine_name, registry_options
 from pao_machines.ssh import RemoteFailed, Ssh
 from pao_machines.targets import Machine, resolve
 from pao_machines.words import encode, neutral
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 RUN = "run"
 """``pao machine run``: the remote pao's command line, encoded (older pao's do not have it)."""
@@ -33,12 +34,12 @@ def machine_of(record: AgentRecord) -> str:
 
 
 def runs_here(record: AgentRecord, config: PaoConfig) -> bool:
-    return record.machine in ("", config.machine_name())
+    return record.machine in ("", machine_name(config))
 
 
 def shared_registry(config: PaoConfig) -> bool:
     """Whether every machine keeps its agents in one registry (``[registry] url``), not a file each."""
-    return bool(config.registry.url)
+    return bool(registry_options(config).url)
 
 
 def remote_pao(machine: Machine, *argv: str) -> list[str]:

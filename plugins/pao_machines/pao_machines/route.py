@@ -12,7 +12,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from pao_agents.lifecycle import Agents
+from pao_agents.spec import spawn_options
+from pao_agents.spec import Agents
 from pao_core.errors import PaoError
 from pao_core.output import print_json
 from pao_machines.remote import (COMMAND_TIME, call, machine_for, pao_words, remote_pao, runs_here,
@@ -22,7 +23,7 @@ from pao_machines.targets import Machine
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 def route(args: argparse.Namespace, config: PaoConfig) -> int | None:
     """Run ``args``' command where it belongs: ``None`` when that is here."""
@@ -42,7 +43,7 @@ def route(args: argparse.Namespace, config: PaoConfig) -> int | None:
 
 
 def _registry(config: PaoConfig) -> Any:
-    from pao_agents.registry import open_registry  # loaded on use
+    from pao_agents.spec import open_registry  # loaded on use
 
     return open_registry(config)
 
@@ -64,7 +65,7 @@ def agent_command(args: argparse.Namespace, config: PaoConfig, record: AgentReco
     machine = machine_for(config, record)
     if args.command == "attach":
         return attach(config, machine, record)
-    timeout = COMMAND_TIME + (getattr(args, "timeout", None) or config.spawn.ready_timeout if args.command == "resume" else 0)
+    timeout = COMMAND_TIME + (getattr(args, "timeout", None) or spawn_options(config).ready_timeout if args.command == "resume" else 0)
     data = call(config, machine, _remote_args(args), timeout=timeout)
     agent = data.get("agent") if args.command != "status" else data
     registry = _registry(config)

@@ -22,7 +22,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from pao_agents import names
+from pao_agents.spec import spawn_options
+from pao_agents.spec import check_name, name_from_folder, numbered
 from pao_core.errors import PaoError, ValidationError
 from pao_core.gather import brief
 from pao_core.output import print_json
@@ -32,12 +33,12 @@ from pao_machines.targets import Machine, resolve
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import AgentRecord
 
 
 def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_agents.lifecycle import Agents  # loaded on use
-    from pao_core.models import AgentRecord, converter
+    from pao_agents.spec import AgentRecord, Agents  # loaded on use
+    from pao_core.models import converter  # as the records
 
     machine = resolve(config, args.on)
     folder, name, base = _validate(args)
@@ -45,14 +46,14 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError("--worktree with --on is not supported yet: make the worktree on that machine")
     agents = Agents.open(config)
     shared = shared_registry(config)
-    host = args.host or config.spawn.host
+    host = args.host or spawn_options(config).host
     record: AgentRecord | None = None
     if name is not None and name in agents.registry.names():
         raise ValidationError(f"an agent named {name!r} already exists (pick another --name)")
     if not shared:  # this machine's copy, reserved first: the name is this registry's
         reserved = AgentRecord(name or base, folder, args.topic, host, args.terminal or "", target="",
                                machine=machine.name)
-        record = agents.registry.add(reserved, None if name else lambda n: names.numbered(base, n))
+        record = agents.registry.add(reserved, None if name else lambda n: numbered(base, n))
         name = record.name
     started = time.monotonic()
     try:
@@ -61,7 +62,7 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
         _say(f"{'2-3 gather+compose':<20} {(composed - started) * 1000:8.1f} ms  "
              f"{len(briefing.items)} items from {len(briefing.backends)} backends (here)")
         payload = json.dumps(converter.unstructure(briefing), default=str)
-        ready_timeout = args.timeout or config.spawn.ready_timeout
+        ready_timeout = args.timeout or spawn_options(config).ready_timeout
         remote = _remote_spawn_args(args, name, folder, host, ready_timeout)
         data = call(config, machine, remote, timeout=ready_timeout + COMMAND_TIME, stdin=payload)
         _say(f"{'remote spawn':<20} {(time.monotonic() - composed) * 1000:8.1f} ms  on {machine.name}")
@@ -95,8 +96,8 @@ def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
     name = None
     if args.name is not None:
         reject_control(args.name, "the agent name")
-        name = names.check_name(args.name)
-    base = names.name_from_folder(posixpath.normpath(folder))
+        name = check_name(args.name)
+    base = name_from_folder(posixpath.normpath(folder))
     return folder, name, base
 
 

@@ -89,8 +89,8 @@ def test_without_the_router_another_machine_s_agent_is_refused_never_driven_here
     pao_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pao_core.config import load_config
-    from pao_core.models import AgentRecord
-    from pao_agents.registry import open_registry
+    from pao_agents.spec import AgentRecord
+    from pao_agents.spec import open_registry
 
     monkeypatch.setenv("PAO_DISABLE_PLUGINS", "pao-machines")
     reset_plugins()

@@ -148,8 +148,8 @@ def test_machine_check_reports_the_remote_pao_and_tmux(box: Box) -> None:
 
 
 def test_attach_says_in_one_line_what_went_wrong_there_or_on_the_way(box: Box) -> None:
-    from pao_agents.registry import open_registry
-    from pao_core.models import AgentRecord
+    from pao_agents.spec import open_registry
+    from pao_agents.spec import AgentRecord
 
     open_registry(load_config(box.local_env)).add(
         AgentRecord("far", str(box.sshd.home / "far"), "t", "claude-code", "tmux", "pao:%0", state="busy", machine="box"))

@@ -8,15 +8,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.config import load_config
 from pao_core.hookspecs import hookimpl
-from pao_core.contracts import McpServer
+from pao_agents.spec import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_mcp.options import add_options
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.models import SpawnRequest
+    from pao_core.contracts import BriefingSection
+    from pao_agents.spec import SpawnRequest
 
 SERVER_NAME = "pao"
 TOOLS = ("search_memory", "remember", "memory_status")
@@ -24,6 +26,14 @@ ENV_FILE = "pao-mcp-env.json"
 
 
 @hookimpl
+def pao_briefing_sections(config: PaoConfig) -> list[BriefingSection]:
+    """``more``: how the agent asks the ``pao`` server this plugin wires into its session for more."""
+    from pao_mcp.section import MoreSection  # the briefing's path only: start-up stays light
+
+    return [MoreSection()]
+
+
+@agent_hookimpl
 def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[McpServer]:
     """``pao``: this interpreter runs ``pao mcp`` for the agent (no need for ``pao`` on its PATH), isolated
     from the agent's folder (:func:`isolation_flags`, ``pao_mcp.__main__``).

@@ -89,7 +89,7 @@ def _checked_arguments(argv: list[str]) -> argparse.Namespace:
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse an agent name or session id pao could not have written (one line, before any tool runs)."""
     # attrs and pao's validation: off the main thread's way to the handshake
-    from pao_agents.names import check_name
+    from pao_agents.spec import check_name
     from pao_core.topic import reject_control  # (the same)
 
     check_name(agent_name(args))
@@ -127,7 +127,7 @@ def read_variables(path: str) -> dict[str, str]:
 def record_listed(agent: str, at: float) -> None:
     """Record in a spawned agent's event log the moment its CLI first had pao's tool list (``McpToolsListed``,
     epoch seconds ``at``); nothing for a server without an agent folder (registered by hand)."""
-    from pao_agents.agentdir import EVENTS  # once the tool list went out: never on the way to it
+    from pao_agents.spec import EVENTS  # once the tool list went out: never on the way to it
 
     home = os.environ.get("PAO_HOME")
     if not home:

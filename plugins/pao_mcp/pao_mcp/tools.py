@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
 
-from pao_agents.registry import open_registry
+from pao_agents.spec import open_registry
 from pao_core.contracts import writable
 from pao_core.doctor import check_backend
 from pao_core.errors import PaoError

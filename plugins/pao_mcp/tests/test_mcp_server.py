@@ -3,6 +3,7 @@ and raw JSON-RPC checks what a client library would hide (version negotiation, b
 
 from __future__ import annotations
 
+from pao_agents.spec import session_mcp_servers
 import asyncio
 import itertools
 import json
@@ -222,7 +223,7 @@ def test_a_wrong_argument_ends_the_server_with_one_line(pao_env: dict[str, str],
 @pytest.mark.hook("pao_session_mcp_servers")
 def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pao_core.config import load_config
-    from pao_core.models import SpawnRequest
+    from pao_agents.spec import SpawnRequest
     from pao_core.plugins import get_plugins, reset_plugins
 
     (tmp_path / "config.toml").write_text("")
@@ -231,7 +232,7 @@ def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, 
     monkeypatch.setenv("PAO_POSTGRES_URL", "postgresql://sam:hunter2@db/memory")
     reset_plugins()
     try:
-        servers = get_plugins().session_mcp_servers(load_config(), SpawnRequest("fix it", str(tmp_path), "api-2"))
+        servers = session_mcp_servers(get_plugins(), load_config(), SpawnRequest("fix it", str(tmp_path), "api-2", "claude-code"))
     finally:
         reset_plugins()
     (server,) = servers

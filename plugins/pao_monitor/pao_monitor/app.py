@@ -22,7 +22,7 @@ from pao_core.errors import describe
 from pao_monitor.rows import COLUMNS, Row, observe_all
 
 if TYPE_CHECKING:
-    from pao_agents.lifecycle import Agents
+    from pao_agents.spec import Agents
 
 
 class Ask(ModalScreen[str | None]):

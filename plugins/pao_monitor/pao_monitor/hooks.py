@@ -32,7 +32,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
 
 def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_agents.lifecycle import Agents  # not needed until this runs: start-up stays light
+    from pao_agents.spec import Agents  # not needed until this runs: start-up stays light
 
     agents = Agents.open(config)
     interval = max(0.1, args.interval)
@@ -45,7 +45,7 @@ def run_monitor(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def _plain(agents: object, args: argparse.Namespace, interval: float) -> int:
-    from pao_agents.commands import record_json  # not needed until this runs: start-up stays light
+    from pao_agents.spec import record_json  # not needed until this runs: start-up stays light
     from pao_monitor.rows import observe_all, print_rows  # not needed until this runs: start-up stays light
 
     while True:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pao_agents.agentdir import EVENTS, read_events
-from pao_agents.light import age_text
+from pao_agents.spec import machine_name
+from pao_agents.spec import EVENTS, read_events
+from pao_agents.spec import age_text
 from pao_core.output import print_table
 from pao_core.sanitize import strip_controls
 
 if TYPE_CHECKING:
-    from pao_agents.lifecycle import Agents, Observation
+    from pao_agents.spec import Agents, Observation
 
 COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
 
@@ -35,7 +36,7 @@ class Row:
 def observe_all(agents: Agents) -> list[Row]:
     """Look at every agent now (and record what changed); oldest first. An agent on another machine
     is as ``pao list`` shows it: asked of its machine through the command routers (pao-machines)."""
-    from pao_agents.lifecycle import Observation  # loaded with the agents already
+    from pao_agents.spec import Observation  # loaded with the agents already
 
     records, config = agents.registry.list(), agents.config
     elsewhere = [record for record in records if not agents.runs_here(record)]
@@ -55,7 +56,7 @@ def observe_all(agents: Agents) -> list[Row]:
             agents.refresh(observation)
             folder = record.extra.get("agent_dir") or Path(config.home) / "agents" / record.name
             event = last_event(Path(folder) / EVENTS)
-        rows.append(Row(observation, record.machine or config.machine_name(), strip_controls(event) if event else None))
+        rows.append(Row(observation, record.machine or machine_name(config), strip_controls(event) if event else None))
     return rows
 
 

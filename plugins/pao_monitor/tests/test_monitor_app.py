@@ -17,8 +17,8 @@ from typing import Callable
 
 from pao_testing.lifecycle.fake_host import received
 from pao_testing.lifecycle.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
-from pao_agents.lifecycle import Agents
-from pao_agents.registry import JsonRegistry
+from pao_agents.spec import Agents
+from pao_agents.spec import JsonRegistry
 from pao_monitor.app import MonitorApp
 from textual.widgets import DataTable
 

@@ -7,7 +7,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_core.contracts import ConfigTable, RegistryStore
+from pao_agents.spec import machine_name, registry_options
+from pao_agents.spec import hookimpl as agent_hookimpl
+from pao_core.contracts import ConfigTable
+from pao_agents.spec import RegistryStore
 from pao_core.hookspecs import hookimpl
 from pao_postgres import BACKEND_NAME
 
@@ -51,11 +54,11 @@ def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
     return load_corpus(corpus, config)
 
 
-@hookimpl
+@agent_hookimpl
 def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
     from pao_postgres.registry import PostgresRegistry  # the registry store: only when a registry is opened
 
-    return [PostgresRegistry(config.registry.url, config.machine_name())]
+    return [PostgresRegistry(registry_options(config).url, machine_name(config))]
 
 
 @hookimpl

@@ -16,10 +16,11 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import attrs
-from pao_core.contracts import RegistryStore
+from pao_agents.spec import RegistryStore
 from pao_core.errors import DuplicateAgent, RegistryUnavailable, UnknownAgent
-from pao_core.models import AgentRecord, converter
-from pao_agents.registry import FREE_NAME_TRIES, readable, stamped, structure_record
+from pao_core.models import converter
+from pao_agents.spec import AgentRecord
+from pao_agents.spec import FREE_NAME_TRIES, readable, stamped, structure_record
 
 if TYPE_CHECKING:
     import psycopg

@@ -26,7 +26,7 @@ from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
 from pao_core.plugins import get_plugins
-from pao_agents.registry import open_registry
+from pao_agents.spec import open_registry
 from pao_testing.postgres import ThrowawayCluster, free_port
 from pao_testing.registry_workload import COUNTER, assert_holds, read_journal, record, replay
 

@@ -19,8 +19,8 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_agents.launch import discard_spec, write_spec
-from pao_core.contracts import TerminalDriver
+from pao_agents.spec import discard_spec, write_spec
+from pao_agents.spec import TerminalDriver
 from pao_core.errors import ValidationError
 from pao_terminalapp.bridge import (
     SYSTEM_EVENTS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 import unicodedata
 
-from pao_agents.launch import launcher_argv
+from pao_agents.spec import launcher_argv
 from pao_core.errors import ValidationError
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pao_core.contracts import TerminalDriver
-from pao_agents.launch import LAUNCHER_PATH
+from pao_agents.spec import TerminalDriver
+from pao_agents.spec import LAUNCHER_PATH
 from pao_terminalapp.driver import PASTE_TIMES, TerminalAppDriver
 from pao_testing.terminalapp import FakeClock, FakeMac, FakeRig, fake_rig
 

@@ -26,7 +26,7 @@ def run_pao(tmp_path: Path, *args: str, config: str = "") -> subprocess.Complete
         "PAO_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
         "PAO_CONFIG": str(config_file),
-        "PAO_LOAD_PLUGINS": "pao-terminalapp",
+        "PAO_LOAD_PLUGINS": "pao-terminalapp,pao-agents",  # pao-agents reports the drivers' availability
     }
     env.pop("PAO_DISABLE_PLUGINS", None)
     argv = [sys.executable, "-m", "pao_core", *args]

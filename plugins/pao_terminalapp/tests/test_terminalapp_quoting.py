@@ -24,7 +24,7 @@ import pytest
 
 import pao_agents.launch
 from pao_core.errors import PaoError, ValidationError
-from pao_agents.launch import LAUNCHER_PATH
+from pao_agents.spec import LAUNCHER_PATH
 from pao_terminalapp.driver import PasteTimes, TerminalAppDriver
 from pao_testing.terminalapp import FakeClock, FakeMac
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
-from pao_agents.launch import discard_spec, launcher_argv, write_spec
-from pao_core.contracts import TerminalDriver
+from pao_agents.spec import discard_spec, launcher_argv, write_spec
+from pao_agents.spec import TerminalDriver
 from pao_core.errors import PaoError, ValidationError
 from pao_tmux.panes import NO_SERVER, SOCKET_NAME, USER_DEFAULT_SERVER, socket_args, split_target
 from pao_tmux.screens import DEAD_NOTICE
@@ -54,7 +54,7 @@ class TmuxOptions:
 
 @attrs.define
 class TmuxDriver(TerminalDriver):
-    """``pao_core.contracts.TerminalDriver`` for tmux, plus ``pid(target)``."""
+    """``pao_agents.spec.TerminalDriver`` for tmux, plus ``pid(target)``."""
 
     options: TmuxOptions = TmuxOptions()
     name: str = "tmux"

@@ -11,8 +11,8 @@ from typing import Sequence
 
 import attrs
 
-from pao_core.contracts import ReadinessDetector
-from pao_core.models import ScreenVerdict
+from pao_agents.spec import ReadinessDetector
+from pao_agents.spec import ScreenVerdict
 
 DEAD_NOTICE = "Pane is dead"
 _DEAD = re.compile(rf"^{DEAD_NOTICE} \(status (?P<status>-?\d+)", re.MULTILINE)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from pao_agents.spec import readiness_detectors
 from pao_core.config import load_config
-from pao_core.contracts import ReadinessDetector
-from pao_core.models import ScreenVerdict
+from pao_agents.spec import ReadinessDetector
+from pao_agents.spec import ScreenVerdict
 from pao_core.plugins import build_plugins
-from pao_agents.readiness import ScreenReader, last_words
+from pao_agents.spec import ScreenReader, last_words
 from pao_tmux.driver import TmuxDriver
 from pao_tmux.screens import ExitedPane
 
@@ -38,7 +39,7 @@ def test_the_driver_names_its_notice_for_last_words() -> None:
 @pytest.mark.hook("pao_readiness_detectors")
 def test_the_plugin_contributes_the_detector_for_every_host(tmp_path) -> None:
     plugins = build_plugins({"PAO_LOAD_PLUGINS": "pao-tmux"})
-    detectors = plugins.readiness_detectors(load_config(environ={"PAO_HOME": str(tmp_path)}))
+    detectors = readiness_detectors(plugins, load_config(environ={"PAO_HOME": str(tmp_path)}))
     assert [d.name for d in detectors] == ["tmux-exited-pane"]
     # the host's detector still sees the old input box on the dead pane's screen: dead wins
     reader = ScreenReader.for_host("any-host", [SeesAnInputBox(), *detectors])

@@ -180,7 +180,8 @@ def test_bad_keys_and_targets_are_refused(driver: TmuxDriver) -> None:
 
 
 def test_plugin_is_listed_and_light(tmp_path: Path) -> None:
-    env = {**os.environ, "PAO_HOME": str(tmp_path), "PAO_LOAD_PLUGINS": "pao-tmux", "PAO_TMUX_SOCKET": "pao-test-list"}
+    env = {**os.environ, "PAO_HOME": str(tmp_path), "PAO_LOAD_PLUGINS": "pao-tmux,pao-agents",
+           "PAO_TMUX_SOCKET": "pao-test-list"}  # pao-agents reports the drivers' availability
     command = "import sys, pao_core.cli as cli; sys.exit(cli.main(['plugins', '--json']))"
     listing = subprocess.run([sys.executable, "-c", command], env=env, capture_output=True, check=True)
     report = json.loads(listing.stdout)

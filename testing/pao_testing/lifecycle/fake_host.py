@@ -15,9 +15,9 @@ from typing import Mapping
 
 import attrs
 
-from pao_core.contracts import HostAgent, ReadinessDetector
+from pao_agents.spec import HostAgent, ReadinessDetector
 from pao_core.hookspecs import hookimpl
-from pao_core.models import AgentRecord, ScreenVerdict, SpawnRequest
+from pao_agents.spec import AgentRecord, ScreenVerdict, SpawnRequest
 
 FAKE_AGENT = str(Path(__file__).with_name("fake_agent.py"))
 NBSP = "\u00a0"
