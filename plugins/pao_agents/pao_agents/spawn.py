@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
-from pao_agents import agentdir, ahead, forked, launch, names
+from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
 from pao_agents.conversation import send_text
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
@@ -119,7 +119,8 @@ def spawn(
         request, delivered = _deliver(request, briefing, host_agent, config, plugins)
         extra.update(delivered)
         wiring = agentdir.session_mcp(request, host_agent, config, plugins, env) if mcp else McpWiring()
-        request = attrs.evolve(request, mcp_args=wiring.args)
+        held = mcpwait.holds_first_prompt(host_agent, wiring.servers, request.agent_dir) and request.prompt is not None
+        request = attrs.evolve(request, mcp_args=wiring.args, prompt=None if held else request.prompt)
         extra["mcp"] = [server.name for server in wiring.servers]
         clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
         extra.update(preseed_step(host_agent, request.folder, plan.trust))
@@ -135,6 +136,8 @@ def spawn(
         if ready.verdict.state == "blocked":
             extra["waiting_for"] = ready.verdict.reason
         elif request.nudge and not request.prompt:
+            if held:  # the task waits (bounded) for the CLI to have pao's tools: see pao_agents.mcpwait
+                extra["mcp_listed"] = mcpwait.await_tools_listed(str(request.agent_dir), request.name)
             text = host_agent.nudge(request, str(delivered["briefing_file"]))
             send_text(driver, target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             state = "busy"
