@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from pao_mcp.tools import MemoryTools  # the stores' code: loaded on the preparing thread only
 
 
-LISTED_EVENT = "McpToolsListed"
-
-
 def main(argv: Sequence[str]) -> int:
     checked, catalog, tools = Later(), Later(), Later()
     threading.Thread(target=_prepare, args=(list(argv), checked, catalog, tools), name="pao-mcp-start", daemon=True).start()
@@ -128,6 +125,7 @@ def record_listed(agent: str, at: float) -> None:
     """Record in a spawned agent's event log the moment its CLI first had pao's tool list (``McpToolsListed``,
     epoch seconds ``at``); nothing for a server without an agent folder (registered by hand)."""
     from pao_agents.agentdir import EVENTS  # once the tool list went out: never on the way to it
+    from pao_agents.mcpwait import LISTED_EVENT  # what spawn waits for before it types the task
 
     home = os.environ.get("PAO_HOME")
     if not home:
