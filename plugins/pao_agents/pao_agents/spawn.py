@@ -14,7 +14,7 @@ import attrs
 
 from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
-from pao_agents import agentdir, ahead, forked, launch, names
+from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
 from pao_agents.conversation import send_text
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
@@ -125,6 +125,8 @@ class _Underway:
     extra: dict[str, Any]
     target: str = ""
     gate: str = ""
+    held: bool = False
+    """The task waits for the CLI to have pao's tools (see pao_agents.mcpwait) instead of going on its command line."""
 
     def open_window(self, worktree: bool) -> None:
         """The agent's folder (a new worktree of it when asked) and its window, which opens now and waits: its agent
@@ -153,7 +155,8 @@ class _Underway:
         request, delivered = deliver_briefing(self.request, briefing, host_agent, config, plugins)
         self.extra.update(delivered)
         wiring = agentdir.session_mcp(request, host_agent, config, plugins, env) if mcp else McpWiring()
-        self.request = attrs.evolve(request, mcp_args=wiring.args)
+        self.held = mcpwait.holds_first_prompt(host_agent, wiring.servers, request.agent_dir) and request.prompt is not None
+        self.request = attrs.evolve(request, mcp_args=wiring.args, prompt=None if self.held else request.prompt)
         self.extra["mcp"] = [server.name for server in wiring.servers]
         self.clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
         self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
@@ -174,6 +177,8 @@ class _Underway:
             self.extra["waiting_for"] = ready.verdict.reason
             return "waiting"
         if request.nudge and not request.prompt:
+            if self.held:  # bounded: past it the task goes anyway and pao says so
+                self.extra["mcp_listed"] = mcpwait.await_tools_listed(str(request.agent_dir), request.name)
             text = host_agent.nudge(request, briefing_file)
             send_text(driver, self.target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
             self.clock.done("7 nudge", "submitted")

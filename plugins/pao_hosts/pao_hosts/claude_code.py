@@ -83,6 +83,9 @@ class ClaudeCode(CliProfile):
     event_channel = "hooks (--settings)"
     chooses_session_id = True
     takes_first_prompt = True
+    holds_first_prompt_for_mcp = True
+    """With pao's MCP server wired the task is typed once the CLI has its tools (pao_agents.mcpwait): 2.1.332 in a
+    terminal sends its first request without waiting for its MCP servers."""
 
     # -- starting ------------------------------------------------------------------
 

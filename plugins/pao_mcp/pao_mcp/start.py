@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from pao_mcp.tools import MemoryTools  # the stores' code: loaded on the preparing thread only
 
 
-LISTED_EVENT = "McpToolsListed"
-
-
 def main(argv: Sequence[str]) -> int:
     checked, catalog, tools = Later(), Later(), Later()
     threading.Thread(target=_prepare, args=(list(argv), checked, catalog, tools), name="pao-mcp-start", daemon=True).start()
@@ -127,7 +124,7 @@ def read_variables(path: str) -> dict[str, str]:
 def record_listed(agent: str, at: float) -> None:
     """Record in a spawned agent's event log the moment its CLI first had pao's tool list (``McpToolsListed``,
     epoch seconds ``at``); nothing for a server without an agent folder (registered by hand)."""
-    from pao_agents.spec import EVENTS  # once the tool list went out: never on the way to it
+    from pao_agents.spec import EVENTS, LISTED_EVENT  # once the tool list went out: never on the way to it
 
     home = os.environ.get("PAO_HOME")
     if not home:

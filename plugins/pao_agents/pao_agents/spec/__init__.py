@@ -43,6 +43,7 @@ _PUBLIC = {
     **dict.fromkeys(("age_text",), "pao_agents.light"),
     **dict.fromkeys(("ScreenReader", "last_words"), "pao_agents.readiness"),
     **dict.fromkeys(("Helper", "helper"), "pao_agents.forked"),
+    **dict.fromkeys(("LISTED_EVENT",), "pao_agents.mcpwait"),
 }
 
 __all__ = sorted(_PUBLIC)

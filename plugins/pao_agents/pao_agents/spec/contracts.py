@@ -147,6 +147,9 @@ class HostAgent(abc.ABC):
     """The CLI starts a new session under an id pao chose (``request.session_id``)."""
     takes_first_prompt: ClassVar[bool] = False
     """The CLI takes the task as its first prompt on the command line (``request.prompt``): no paste."""
+    holds_first_prompt_for_mcp: ClassVar[bool] = False
+    """With pao's MCP server wired, the task is typed once the CLI has the server's tools (``pao_agents.mcpwait``),
+    not put on its command line: a CLI that starts its first turn before its MCP servers answered."""
 
     @abc.abstractmethod
     def command(self, request: SpawnRequest) -> list[str]:
