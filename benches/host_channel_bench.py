@@ -36,7 +36,7 @@ DEADLINE = 120.0
 
 
 def hook_cost(events: int = 200) -> dict[str, float]:
-    from pao_core.agentdir import EVENTS, append_command
+    from pao_agents.spec import EVENTS, append_command
     from pao_hosts.session_hooks import hook_command, session_start_file
 
     folder = Path(tempfile.mkdtemp(prefix="pao-bench-hooks-"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pao_agents import agentdir, mcpwait
-from pao_core.contracts import McpServer
+from pao_agents.spec import McpServer
 from pao_hosts.claude_code import ClaudeCode
 from pao_hosts.codex import CodexHost
 from pao_mcp.start import record_listed
