@@ -70,7 +70,9 @@ class AgentContext:
     # -- resolution --------------------------------------------------------------
 
     def host(self, name: str) -> HostAgent:
-        return first_named(host_agents(self.plugins, self.config), name, "host agent")
+        """The host agent called ``name``; ``""``: the first one, in call order ([spawn] host's default)."""
+        hosts = host_agents(self.plugins, self.config)
+        return first_named(hosts, name or (hosts[0].name if hosts else ""), "host agent")
 
     def driver(self, name: str) -> TerminalDriver:
         """The driver called ``name``; ``""``: the first one available here, in call order."""
