@@ -26,7 +26,7 @@ from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.config import load_config
 from pao_core.errors import DuplicateAgent, RegistryUnavailable
 from pao_core.plugins import get_plugins
-from pao_agents.spec import open_registry
+from pao_agents.spec import open_registry, registry_options
 from pao_testing.postgres import ThrowawayCluster, free_port
 from pao_testing.registry_workload import COUNTER, assert_holds, read_journal, record, replay
 
@@ -255,7 +255,7 @@ def _rows(url: str) -> list[tuple[str, str, str]]:
 
 @pytest.mark.hook("pao_registry_stores")
 def test_spawn_registers_once_and_a_failed_spawn_leaves_no_agent(shared_pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
-    url = load_config().registry.url
+    url = registry_options(load_config()).url
     code, out, err = shared_pao("spawn", "look around", "--folder", str(shared_pao.folder("api")), "--no-nudge", "--json")
     assert code == 0, err
     assert json.loads(out)["machine"] == "alpha"
