@@ -52,7 +52,7 @@ def main() -> int:
     # every module edited since its last .pyc (a sandbox's PYTHONDONTWRITEBYTECODE)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_eval.evaluate import load_queries, load_stores
     from pao_core.plugins import get_plugins
 

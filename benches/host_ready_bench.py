@@ -25,7 +25,7 @@ from pao_testing.claude_cli import rerun_isolated, runs_and_json  # noqa: E402
 
 
 def one_start(case, run: int) -> float:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_agents.spec import SpawnRequest
     from pao_core.plugins import build_plugins
     from pao_agents.readiness import ScreenReader

@@ -29,7 +29,7 @@ import time
 import uuid
 from pathlib import Path
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import cli_environment, cli_path, pinned_versions, rerun_isolated, runs_and_json, seed_home
 from pao_testing.two_machines import RUN_PAO, Box, two_machines

@@ -82,7 +82,7 @@ def main() -> int:
 
     import attrs
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_eval.evaluate import load_queries, load_stores
     from pao_core.plugins import get_plugins
 

@@ -42,7 +42,7 @@ def timed(action: Callable[[], object]) -> float:
 
 
 def operations(env: dict[str, str], ops: int, agents: int) -> dict[str, dict[str, float]]:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_agents.spec import AgentRecord
     from pao_agents.registry import open_registry
 

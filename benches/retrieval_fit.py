@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
 
     with tempfile.TemporaryDirectory(prefix="pao-fit-") as tmp:

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
 
     sys.path.insert(0, str(Path(__file__).parent))

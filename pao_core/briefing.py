@@ -110,8 +110,9 @@ def compose(
     plugins: Plugins,
     started: float,
     now: dt.datetime | None = None,
+    servers: tuple[str, ...] = (),
 ) -> Briefing:
-    """Fuse, rank and budget the items, render the sections, hash the result."""
+    """Fuse, rank and budget the items, render the sections (for a session with MCP ``servers``), hash the result."""
     options = config.briefing
     generated_at = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
     fused = fusion.fuse(results, fusion.FusionOptions.from_config(options))
@@ -122,7 +123,7 @@ def compose(
     def body_for(items: Sequence[MemoryItem]) -> str:
         if len(items) not in rendered:
             failures: list[str] = []
-            context = BriefingContext(topic, folders, tuple(items), dict(results))
+            context = BriefingContext(topic, folders, tuple(items), dict(results), servers)
             rendered[len(items)] = (render_body(context, sections, generated_at, failures), failures)
         return rendered[len(items)][0]
 

@@ -103,10 +103,10 @@ def _command(argv: Sequence[str]) -> str | None:
 
 def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
     """The configuration, or the defaults and the error: ``--help`` and ``--version`` work whatever the file says."""
-    from pao_core.config import PaoConfig, home_path, load_config  # configuration loading: only when this path runs
+    from pao_core.config import PaoConfig, home_path, read_config  # configuration loading: only when this path runs
 
     try:
-        return load_config(tables=plugins.config_tables(), strict_tables=plugins.complete), None
+        return read_config(tables=plugins.config_tables(), strict_tables=plugins.complete), None
     except ConfigError as exc:
         return PaoConfig(home=home_path()), exc
 

@@ -22,9 +22,9 @@ from typing import Any, Iterable, Literal, Mapping, TypeVar
 import attrs
 import cattrs
 
-from pao_core.contracts import PLUGIN_TABLES, ConfigTable
 from pao_core.errors import ConfigError
 from pao_core.paths import config_path, home_path
+from pao_core.tables import PLUGIN_TABLES, ConfigTable
 
 T = TypeVar("T")
 
@@ -196,25 +196,15 @@ _converter = _make_converter()
 _CORE_TABLES = frozenset(field.name for field in attrs.fields(PaoConfig))
 
 
-def load_config(
-    environ: Mapping[str, str] | None = None,
-    tables: Iterable[ConfigTable] | None = None,
-    *,
-    strict_tables: bool | None = None,
+def read_config(
+    environ: Mapping[str, str] | None = None, tables: Iterable[ConfigTable] = (), *, strict_tables: bool = False
 ) -> PaoConfig:
     """Read the config file (if any), apply environment overrides, validate every table.
 
-    ``tables``: the plugins' declared tables (default: those of the process-wide
-    plugins). ``strict_tables``: a table no plugin declares is an error (default:
-    when every installed plugin was loaded, none limited or broken).
+    ``tables``: the plugins' declared tables (``pao_core.plugins.load_config`` passes the
+    process-wide plugins'). ``strict_tables``: a table none of them declares is an error.
     """
     env = os.environ if environ is None else environ
-    if tables is None:
-        from pao_core.plugins import get_plugins  # plugins imports config: looked up on use
-
-        plugins = get_plugins()
-        tables = plugins.config_tables()
-        strict_tables = plugins.complete if strict_tables is None else strict_tables
     declared = {(table.kind, table.name): table for table in tables}
     path = config_path(env)
     raw: dict[str, Any] = {}

@@ -10,7 +10,6 @@ method from these classes (``tests/test_hooks_doc.py`` keeps it in sync).
 from __future__ import annotations
 
 import abc
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
@@ -25,36 +24,7 @@ if TYPE_CHECKING:
 
 Status = Literal["ok", "warn", "fail"]
 
-PLUGIN_TABLES = ("backends", "terminals", "hosts")
-"""The top-level tables whose sub-tables belong to plugins."""
 MAX_OBSERVATION_CHARS = 16 * 1024  # characters: the longest observation pao stores (remember, import, add, sync)
-
-
-@attrs.frozen
-class ConfigTable:
-    """A plugin's table ``[kind.name]`` (``name`` empty: its own top-level table ``[kind]``), returned by
-    the ``pao_config_tables`` hook.
-
-    ``options`` is the attrs class the table is structured into, or ``"module:Class"``
-    (imported only when the table is present, so declaring costs nothing at start-up).
-    ``env`` maps an environment variable to the key of the table it overrides.
-    """
-
-    kind: str
-    name: str = attrs.field()
-    options: type | str
-    env: Mapping[str, str] = attrs.field(factory=dict)
-
-    @name.validator
-    def _named_in_a_plugin_table(self, attribute: attrs.Attribute, value: str) -> None:
-        if bool(value) != (self.kind in PLUGIN_TABLES):
-            raise ValueError(f"kind {self.kind!r}: a table of {', '.join(PLUGIN_TABLES)} has a name, a top-level one none")
-
-    def options_class(self) -> type:
-        if isinstance(self.options, str):
-            module, _, attr = self.options.partition(":")
-            return getattr(importlib.import_module(module), attr)
-        return self.options
 
 
 @attrs.frozen

@@ -26,28 +26,6 @@ def shown(text: str, limit: int = 80) -> str:
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
-class UnknownAgent(PaoError):
-    """No agent of that name is in the registry."""
-
-    @classmethod
-    def named(cls, name: str) -> UnknownAgent:
-        return cls(f"no agent named {shown(name)} (see 'pao list')")
-
-
-class DuplicateAgent(PaoError):
-    """An agent of that name is already in the registry."""
-
-    @classmethod
-    def named(cls, name: str, numbered: bool = False) -> DuplicateAgent:
-        if numbered:
-            return cls(f"no free agent name left for {name!r}")
-        return cls(f"an agent named {name!r} already exists (pick another --name)")
-
-
-class RegistryUnavailable(PaoError):
-    """The registry's store cannot be reached or read; the message names it (password masked)."""
-
-
 def describe(exc: BaseException) -> str:
     """One line, in words, for any error: the message a user reads (never a class name when there are words).
 

@@ -11,20 +11,28 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, TypeVar
 
 import pluggy
 
-from pao_core.contracts import BriefingDeliverer, BriefingSection, Check, CommandRouter, ConfigTable, MemoryBackend
+from pao_core.contracts import BriefingDeliverer, BriefingSection, Check, CommandRouter, MemoryBackend
+from pao_core.tables import ConfigTable
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
     from pao_core.models import Briefing
-    from pao_core.plugins import Plugins
 
 hookspec = pluggy.HookspecMarker("pao")
 hookimpl = pluggy.HookimplMarker("pao")
 F = TypeVar("F", bound=Callable[..., object])
+
+class Plugins(Protocol):
+    """What a hook handed ``plugins`` may call on them (:class:`pao_core.plugins.Plugins` is what it gets)."""
+
+    def call(self, hook_name: str, **kwargs: Any) -> Any: ...
+
+    def collect(self, hook_name: str, *, only: str | None = None, **kwargs: Any) -> list[Any]: ...
+
 
 RETURNS: dict[str, type] = {}
 """Collection hook -> the contract each object it returns must be (``pao_core.plugins`` checks)."""

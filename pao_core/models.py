@@ -139,12 +139,14 @@ class Delivery:
 
 @attrs.frozen
 class BriefingContext:
-    """What briefing sections render from: the topic and the fused, budgeted items."""
+    """What briefing sections render from: the topic, the fused, budgeted items, and the MCP servers (by name)
+    wired into the agent's session (none for a briefing no session reads yet, ``pao brief``)."""
 
     topic: str
     folders: tuple[str, ...]
     items: tuple[MemoryItem, ...]
     backends: Mapping[str, BackendResult]
+    servers: tuple[str, ...] = ()
 
 
 def _make_converter() -> cattrs.Converter:

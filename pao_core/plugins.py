@@ -26,9 +26,9 @@ import attrs
 import pluggy
 
 from pao_core import hookspecs, plugin_index
-from pao_core.contracts import ConfigTable
 from pao_core.errors import describe
 from pao_core.isolation import IsolatingManager, checked
+from pao_core.tables import ConfigTable
 from pao_core.plugin_index import ENTRY_POINT_GROUP
 
 if TYPE_CHECKING:
@@ -358,6 +358,18 @@ def get_plugins(index: dict[str, Any] | None = None) -> Plugins:
         if _current is None:
             _current = indexed_plugins(os.environ, index) or build_plugins()
         return _current
+
+
+def load_config(environ: Mapping[str, str] | None = None, tables: Iterable[ConfigTable] | None = None, *,
+                strict_tables: bool | None = None) -> PaoConfig:
+    """The configuration with the plugins' tables (``tables`` None: the process-wide plugins', strict when they
+    all loaded); :func:`pao_core.config.read_config` reads and validates it."""
+    from pao_core.config import read_config  # cattrs: not for --help or the index
+
+    if tables is None:
+        plugins = get_plugins()
+        tables, strict_tables = plugins.config_tables(), plugins.complete if strict_tables is None else strict_tables
+    return read_config(environ, tables, strict_tables=bool(strict_tables))
 
 
 def reset_plugins() -> None:

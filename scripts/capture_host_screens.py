@@ -52,7 +52,7 @@ def main(hosts: list[str]) -> int:
 
 
 def capture(host, scenario, preseed, user_setup, git, drop, wait_text, busy_turn) -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_hosts.codex import SCREEN as CODEX_SCREEN
     from pao_hosts.gemini import SCREEN as GEMINI_SCREEN
     from pao_agents.spec import SpawnRequest

@@ -46,13 +46,7 @@ def test_no_import_cycle_in_the_repository() -> None:
     report = _bench().measure()
     found = "\n".join(f"{', '.join(group)}:\n  " + "\n  ".join(edges)
                       for group, edges in zip(report["import_cycles"], report["import_cycle_edges"]))
-    left = [group for group in report["import_cycles"] if not set(group) <= OPEN_CORE_CYCLE]
-    assert left == [], f"modules that import each other, and the imports that close each cycle:\n{found}"
-
-
-OPEN_CORE_CYCLE = {"pao_core.config", "pao_core.contracts", "pao_core.hookspecs", "pao_core.isolation", "pao_core.plugins"}
-"""The one cycle left (issue 29 item 3, open): closed by type-only imports of ``PaoConfig`` and ``Plugins`` and
-load_config's look-up of the plugins' tables. It may shrink, never grow; every other module stays out of cycles."""
+    assert report["import_cycles"] == [], f"modules that import each other, and the imports that close each cycle:\n{found}"
 
 
 def test_pao_core_stays_within_its_line_budget() -> None:

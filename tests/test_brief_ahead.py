@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.gather import brief
 from pao_core.plugins import get_plugins
 

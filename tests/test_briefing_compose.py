@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pao_core import hookimpl
 from pao_core.briefing import compose, read_footer, verify
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.contracts import BriefingSection
 from pao_agents.delivery import BEGIN
 from pao_core.models import BackendResult, MemoryItem

@@ -8,7 +8,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pao_core.config import ConfigTable, load_config
+from pao_core.config import ConfigTable
+from pao_core.plugins import load_config
 from pao_core.errors import ConfigError
 from pao_core.sanitize import mask_url
 

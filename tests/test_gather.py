@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from pao_core import MemoryItem, hookimpl
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.contracts import MemoryBackend
 from pao_core.gather import gather
 from pao_core.gather import brief

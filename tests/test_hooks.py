@@ -11,7 +11,7 @@ from pao_agents.spec import TerminalDriver, terminal_drivers
 from pao_core import hookimpl
 from pao_core.cli import build_parser
 from pao_core.commands.info import plugin_report
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.hookspecs import hookspec
 from pao_core.plugins import Plugins, get_plugins
 

@@ -24,7 +24,7 @@ import attrs
 import pytest
 
 from pao_agents.spec import host_agents, readiness_detectors
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.contracts import MemoryBackend
 from pao_agents.delivery import deliver
 from pao_agents.lifecycle import agent_environment

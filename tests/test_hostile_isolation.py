@@ -20,7 +20,7 @@ import pytest
 
 from pao_agents.spec import host_agents
 from pao_agents import agentdir
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.spec import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_testing.hostile import fired, hostile_environment, hostile_folder

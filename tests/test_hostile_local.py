@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from pao_core.cli import main
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.delivery import DeliveryError, deliver
-from pao_core.files import SymlinkRefused, atomic_write, update_json
+from pao_core.files import SymlinkRefused, atomic_write
+from pao_agents.spec import update_json
 from pao_hosts import claude_trust
 from pao_agents.lifecycle import agent_environment
 from pao_core.models import Briefing

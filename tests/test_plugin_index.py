@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pao_core import plugin_index
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import catalog_of as index_catalog
 from pao_core.plugins import Plugins, build_plugins
 from pao_testing.installed import imported, install_module_plugin, run, site  # noqa: F401  (site: a fixture)

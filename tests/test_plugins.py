@@ -114,7 +114,7 @@ class Fine(MemoryBackend):
 
 
 def test_a_failing_hook_is_recorded_and_others_still_answer() -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     plugins = build_plugins({"PAO_LOAD_PLUGINS": ""})
     exploding, fine = Exploding(), Fine()
@@ -169,7 +169,7 @@ def _plugins_with(*named: tuple[str, object]):
 
 
 def test_a_wrapper_hook_sees_and_changes_the_results_as_pluggy_documents() -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     fine = Fine()
     plugins = _plugins_with(("fine", fine), ("wrapping", Wrapping()))
@@ -179,7 +179,7 @@ def test_a_wrapper_hook_sees_and_changes_the_results_as_pluggy_documents() -> No
 
 
 def test_a_failing_wrapper_is_recorded_and_leaves_the_results_as_they_were() -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     fine = Fine()
     plugins = _plugins_with(("fine", fine), ("broken-wrappers", BrokenWrappers()))
@@ -193,7 +193,7 @@ def test_a_failing_wrapper_is_recorded_and_leaves_the_results_as_they_were() -> 
 
 
 def test_what_is_not_the_contract_is_recorded_and_dropped() -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     plugins = _plugins_with(("not-a-backend", NotABackend()))
     assert [type(b) for b in plugins.memory_backends(load_config())] == [Fine]

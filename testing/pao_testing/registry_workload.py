@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping
 import attrs
 
 from pao_agents.spec import RegistryStore
-from pao_core.errors import DuplicateAgent, PaoError
+from pao_core.errors import PaoError
+from pao_agents.spec import DuplicateAgent
 from pao_agents.spec import AgentRecord
 from pao_agents.names import numbered
 
@@ -169,7 +170,7 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    from pao_core.config import load_config  # the worker process only: a test importing the helpers loads no registry
+    from pao_core.plugins import load_config  # the worker process only: a test importing the helpers loads no registry
     from pao_agents.registry import open_registry  # the worker process only, as the line above
 
     worker, operations, journal = int(argv[0]), int(argv[1]), Path(argv[2])

@@ -99,6 +99,16 @@ def session_mcp(
 ) -> McpWiring:
     """The session's MCP servers (``pao_session_mcp_servers``) in the host's terms, their files written into
     the agent's folder; the same at spawn and at resume. An empty wiring: none, or a host without MCP."""
+    wiring = session_wiring(request, host_agent, config, plugins, environ)
+    if wiring.files:
+        write_private(agent_dir(config.home, request.name), wiring.files)
+    return wiring
+
+
+def session_wiring(
+    request: SpawnRequest, host_agent: HostAgent, config: PaoConfig, plugins: Plugins, environ: Mapping[str, str]
+) -> McpWiring:
+    """:func:`session_mcp` before anything is written: ``files`` holds the servers' and the host's files."""
     import attrs  # records: spawn and resume only (``pao list`` reads the event log below before any loads)
 
     from pao_agents.spec.calls import session_mcp_servers  # pluggy's hooks: spawn and resume only
@@ -109,9 +119,7 @@ def session_mcp(
     if not wiring or not (wiring.args or wiring.files or wiring.env):
         return McpWiring()
     files = {**{name: text for server in servers for name, text in server.files.items()}, **wiring.files}
-    if files:
-        write_private(agent_dir(config.home, request.name), files)
-    return attrs.evolve(wiring, servers=tuple(servers))
+    return attrs.evolve(wiring, files=files, servers=tuple(servers))
 
 
 def append_command(log: Path, *, from_argument: bool = False) -> str:

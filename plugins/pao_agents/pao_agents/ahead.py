@@ -49,7 +49,7 @@ def before_spawn(argv: Sequence[str], index: Mapping[str, Any]) -> None:
     if any(arg.split("=", 1)[0] in NOT_HERE for arg in argv):
         return None
     import pao_core.models  # noqa: F401  (as below)
-    from pao_core.config import load_config  # what the command loads next: done now, the helpers share it
+    from pao_core.plugins import load_config  # what the command loads next: done now, the helpers share it
     from pao_core.errors import ConfigError
     from pao_core.plugins import get_plugins  # (as above)
 

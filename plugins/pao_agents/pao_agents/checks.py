@@ -18,7 +18,8 @@ from pao_agents.spec.calls import host_agents, terminal_drivers
 from pao_agents.spec.contracts import default_driver_name, permission_summary
 from pao_core.contracts import Check
 from pao_core.doctor import VERSION_TIMEOUT, run_all, tilde
-from pao_core.errors import PaoError, RegistryUnavailable, describe
+from pao_core.errors import PaoError, describe
+from pao_agents.spec.errors import RegistryUnavailable
 from pao_core.files import lock_is_held
 from pao_core.hookspecs import hookimpl
 from pao_core.waiting import bounded

@@ -31,7 +31,8 @@ from pao_agents.spec.calls import host_agents
 from pao_agents.safegit import git_binary, run_git
 from pao_core.contracts import BriefingDeliverer
 from pao_core.errors import PaoError
-from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, lock_for, private_dir, refuse_symlink, state_lock
+from pao_core.files import SymlinkRefused, atomic_write, ensure_dir, private_dir, state_lock
+from pao_agents.jsonedit import lock_for, refuse_symlink
 from pao_core.models import Delivery
 
 if TYPE_CHECKING:

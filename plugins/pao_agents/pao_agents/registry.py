@@ -3,7 +3,7 @@
 
 Every change to the JSON file runs under the lock ``agents.json.lock`` (an ``flock`` the
 kernel releases when its holder dies, :func:`pao_core.files.state_lock`), re-reads the
-file, applies the change and replaces the file atomically (``pao_core.files.update_json``),
+file, applies the change and replaces the file atomically (``pao_agents.spec.update_json``),
 so two ``pao`` processes acting at once never lose an agent. Reads need no lock: a reader
 sees the file before or after a replace. Other stores (PostgreSQL in pao-postgres) come
 from the ``pao_registry_stores`` hook.
@@ -24,8 +24,10 @@ from pao_agents.spec.calls import registry_stores
 from pao_agents.spec.marker import hookimpl as agent_hookimpl
 from pao_core.paths import host_name
 from pao_agents.spec.contracts import RegistryStore
-from pao_core.errors import ConfigError, DuplicateAgent, PaoError, UnknownAgent
-from pao_core.files import UnreadableJSON, private_dir, update_json
+from pao_core.errors import ConfigError, PaoError
+from pao_agents.spec.errors import DuplicateAgent, UnknownAgent
+from pao_core.files import private_dir
+from pao_agents.jsonedit import UnreadableJSON, update_json
 from pao_core.models import converter
 from pao_agents.spec.records import AgentRecord
 

@@ -20,7 +20,8 @@ from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_agents.session import channels, deliver_briefing, host_command
-from pao_core.errors import PaoError, UnknownAgent, ValidationError, describe
+from pao_core.errors import PaoError, ValidationError, describe
+from pao_agents.spec.errors import UnknownAgent
 from pao_core.files import atomic_write, private_dir
 from pao_agents.spec.contracts import McpWiring
 from pao_core.models import Briefing
@@ -103,8 +104,7 @@ def spawn(
     clock.done("1 validate", f"{record.name} in {plan.request.folder} ({plan.request.host} on {plan.request.terminal})")
     try:
         underway.open_window(worktree)
-        briefing = underway.briefing(early, briefing)
-        wiring, delivered = underway.write_session(briefing, env, mcp)
+        briefing, wiring, delivered = underway.write_session(underway.briefing(early, briefing), env, mcp)
         state = underway.start(env, wiring, str(delivered["briefing_file"]))
         record = underway.register(record, state, briefing)
     except BaseException as exc:
@@ -149,12 +149,16 @@ class _Underway:
         self.clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         return briefing
 
-    def write_session(self, briefing: Briefing, env: Mapping[str, str], mcp: bool) -> tuple[McpWiring, dict[str, Any]]:
-        """Steps 4-5: the briefing and session files, the MCP wiring, the host's trust pre-seed."""
+    def write_session(self, briefing: Briefing, env: Mapping[str, str], mcp: bool) -> tuple[Briefing, McpWiring, dict]:
+        """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed."""
         config, plugins, host_agent = self.agents.config, self.agents.plugins, self.plan.host
+        wiring = agentdir.session_wiring(self.request, host_agent, config, plugins, env) if mcp else McpWiring()
+        if wiring.servers:  # a section may name the tools the session has
+            briefing = _for_session(briefing, wiring, config, plugins)
         request, delivered = deliver_briefing(self.request, briefing, host_agent, config, plugins)
         self.extra.update(delivered)
-        wiring = agentdir.session_mcp(request, host_agent, config, plugins, env) if mcp else McpWiring()
+        if wiring.files:
+            agentdir.write_private(agentdir.agent_dir(config.home, request.name), wiring.files)
         self.held = mcpwait.holds_first_prompt(host_agent, wiring.servers, request.agent_dir) and request.prompt is not None
         self.request = attrs.evolve(request, mcp_args=wiring.args, prompt=None if self.held else request.prompt)
         self.extra["mcp"] = [server.name for server in wiring.servers]
@@ -162,7 +166,7 @@ class _Underway:
         self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
         trust = self.plan.trust
         self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
-        return wiring, delivered
+        return briefing, wiring, delivered
 
     def start(self, env: Mapping[str, str], wiring: McpWiring, briefing_file: str) -> str:
         """Steps 6-7: the agent starts in its window; once it is ready, the nudge. Returns the agent's state."""
@@ -292,6 +296,14 @@ def _gather_early(topic: str, folder: str | None, config: PaoConfig, plugins: Pl
     helper = ahead.helper("briefing")
     sent = helper.run(functools.partial(ahead.gather, topic, real_folder, config)) if helper else None
     return _Early(topic, real_folder, sent or forked.start(lambda: _brief_here(topic, real_folder, config, plugins)))
+
+
+def _for_session(briefing: Briefing, wiring: McpWiring, config: PaoConfig, plugins: Plugins) -> Briefing:
+    """The briefing composed again from the same answers, for a session with ``wiring``'s MCP servers."""
+    from pao_core.briefing import compose  # the briefing's sections: loaded where they render
+
+    return compose(briefing.topic, folders=briefing.folders, results=briefing.backends, config=config, plugins=plugins,
+                   started=time.monotonic() - briefing.elapsed_ms / 1000, servers=tuple(s.name for s in wiring.servers))
 
 
 def _brief_here(topic: str, folder: str, config: PaoConfig, plugins: Plugins) -> Briefing:

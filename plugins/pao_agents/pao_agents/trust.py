@@ -122,7 +122,8 @@ def granted_by(folder: str, config: PaoConfig) -> str | None:
 
 
 def _edit(config: PaoConfig, change: Any) -> None:
-    from pao_core.files import private_dir, update_json  # only this path needs it: start-up stays light
+    from pao_core.files import private_dir  # only this path needs it: start-up stays light
+    from pao_agents.jsonedit import update_json  # only this path needs it: start-up stays light
 
     private_dir(config.home)
     update_json(trust_file(config), change, backup=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.contracts import Check
 from pao_core.doctor import run_checks
 from pao_core.hookspecs import hookimpl

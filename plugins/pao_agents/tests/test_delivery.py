@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pao_core import hookimpl
 from pao_core.briefing import verify
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.delivery import BEGIN, END, DeliveryError, deliver, folder_lock_path, merge_block
 from pao_core.files import state_lock
 from pao_core.models import Briefing
@@ -195,7 +195,7 @@ WRITER = textwrap.dedent(
     """
     import datetime as dt, sys
     from pao_core.briefing import footer
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_agents.delivery import deliver
     from pao_core.models import Briefing
     folder, tag, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])

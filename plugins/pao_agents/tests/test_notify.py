@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.errors import ConfigError
 from pao_core.hookspecs import hookimpl
 from pao_agents.lifecycle import Agents

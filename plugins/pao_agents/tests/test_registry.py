@@ -12,7 +12,7 @@ import pytest
 
 from pao_core.errors import PaoError
 from pao_core.files import lock_is_held
-from pao_core.files import UnreadableJSON
+from pao_agents.spec import UnreadableJSON
 from pao_agents.spec import AgentRecord
 from pao_agents.registry import DuplicateAgent, JsonRegistry, UnknownAgent
 

@@ -11,9 +11,10 @@ import attrs
 import pytest
 
 from pao_agents.spec import machine_name
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.spec import RegistryStore
-from pao_core.errors import ConfigError, DuplicateAgent, UnknownAgent
+from pao_core.errors import ConfigError
+from pao_agents.spec import DuplicateAgent, UnknownAgent
 from pao_core.hookspecs import hookimpl
 from pao_agents.spec import AgentRecord
 from pao_core.plugins import build_plugins

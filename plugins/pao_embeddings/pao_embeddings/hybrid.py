@@ -23,6 +23,18 @@ VectorSearch = Callable[[], Callable[[], Ranking]]
 
 
 @attrs.frozen
+class VectorSettings:
+    """The vector side of a store's search (both stores' knobs inherit these): the cosine similarity to the topic a
+    hit needs (all-MiniLM-L6-v2), ``vector_standard_floor`` for the hits of the standard model, at most
+    ``vector_candidates`` of them, fused with the lexical hits by ``1 / (rrf_k + rank)``."""
+
+    vector_floor: float = 0.45
+    vector_standard_floor: float = 0.0
+    vector_candidates: int = 10
+    rrf_k: int = 60
+
+
+@attrs.frozen
 class Fused:
     """The fused ranking (the lexical one alone when the vectors found nothing), and its two parts."""
 

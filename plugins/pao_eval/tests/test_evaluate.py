@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pao_core import hookimpl
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_eval.evaluate import CorpusError, Query, QueryRun, load_stores, score
 from pao_core.models import Briefing, MemoryItem
 from pao_core.plugins import build_plugins

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from pao_core.config import PaoConfig
-from pao_core.contracts import ConfigTable, MemoryBackend
+from pao_core.contracts import MemoryBackend
+from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_historyworker.commands import add_history_commands, load_corpus
 from pao_historyworker.options import BACKEND_NAME, HistoryOptions

@@ -28,7 +28,7 @@ import attrs
 
 from pao_core.models import MemoryItem
 from pao_core.words import content_words
-from pao_embeddings.hybrid import lexical_and_vectors
+from pao_embeddings.hybrid import VectorSettings, lexical_and_vectors
 from pao_historyworker.index import TOKENIZER
 from pao_historyworker.vectors import nearest_soon
 
@@ -38,7 +38,7 @@ BM25_WEIGHTS = (1.0, 0.8, 0.3, 1.5)
 """Column weights: prompt, reply, tool output, context (project name and branch)."""
 
 @attrs.frozen
-class Tuning:
+class Tuning(VectorSettings):
     """The knobs of ranking and the floor (measured on the eval dev split, see benches/)."""
 
     min_coverage: float = 0.35
@@ -48,10 +48,7 @@ class Tuning:
     coverage_power: float = 2.0
     common_share: float = 0.05
     common_min: int = 500
-    vector_floor: float = 0.37
-    vector_standard_floor: float = 0.0
-    vector_candidates: int = 10
-    rrf_k: int = 60
+    vector_floor: float = 0.37  # this corpus's fitted floor (VectorSettings: the other vector knobs)
     semantic: bool = True
     """Words found in more than ``common_share`` of all exchanges (and in more than
     ``common_min``, so a small history keeps its words) are dropped from the query."""
@@ -59,9 +56,7 @@ class Tuning:
     one that repeats a common word often."""
     """Siblings of a hit (the other exchanges of its session) rank after the hits at
     this share of their session's best score; 0 turns session expansion off."""
-    """Vector search: the cosine similarity an exchange needs (all-MiniLM-L6-v2), at most
-    ``vector_candidates`` of them, fused with the lexical hits by 1 / (rrf_k + rank);
-    ``semantic`` off means lexical search only."""
+    """Vector search (:class:`pao_embeddings.hybrid.VectorSettings`); ``semantic`` off means lexical search only."""
 
 
 def query_words(topic: str) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 from history_support import eval_transcripts, pao, pao_json, serve
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 
 from pao_embeddings import model as embeddings

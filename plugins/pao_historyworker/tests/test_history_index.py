@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from history_support import pao, pao_json
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 
 SESSION = "26779b0a-d1e1-4741-ad78-95ab27300dfa"

@@ -25,7 +25,7 @@ import attrs
 
 from pao_agents.spec import BRIEFING, EVENTS, append_command
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.config import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
 from pao_hosts import claude_trust

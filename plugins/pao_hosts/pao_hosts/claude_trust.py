@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from pao_core.files import LockTimeout, UnreadableJSON, ensure_dir, update_json
+from pao_core.files import LockTimeout, ensure_dir
+from pao_agents.spec import UnreadableJSON, update_json
 from pao_core.waiting import poll_until
 from pao_hosts.common import read_settings
 

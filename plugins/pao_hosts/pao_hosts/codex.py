@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 import attrs
 
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.config import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_core.errors import PaoError
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp

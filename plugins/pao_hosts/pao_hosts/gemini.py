@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 import attrs
 
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.config import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
 from pao_hosts.common import CliProfile, HostOptions, earliest_session, read_settings, session_started
@@ -95,7 +95,8 @@ class GeminiHost(CliProfile):
     def preseed(self, folder: str) -> dict[str, Any]:
         """Trust ``folder``; choose API-key sign-in and turn update checks and statistics off unless set.
         Returns the trust entry pao added (for ``unseed``): none when the folder had an entry already."""
-        from pao_core.files import ensure_dir, update_json  # only this path needs it: start-up stays light
+        from pao_core.files import ensure_dir  # only this path needs it: start-up stays light
+        from pao_agents.spec import update_json  # only this path needs it: start-up stays light
 
         home, real = ensure_dir(gemini_dir()), os.path.realpath(folder)
         update_json(home / "settings.json", _quiet)
@@ -111,7 +112,7 @@ class GeminiHost(CliProfile):
 
     def unseed(self, folder: str, added: Mapping[str, Any]) -> None:
         """Remove the entry ``preseed`` added while it still says ``TRUST_FOLDER``."""
-        from pao_core.files import update_json  # only this path needs it: start-up stays light
+        from pao_agents.spec import update_json  # only this path needs it: start-up stays light
 
         def forget(trusted: dict[str, Any]) -> None:
             if trusted.get(str(added["folder"])) == "TRUST_FOLDER":

@@ -1,6 +1,6 @@
 """Locked, atomic edits of a user's TOML file that keep its formatting (tomlkit).
 
-The TOML twin of :func:`pao_core.files.update_json`, for files such as
+The TOML twin of :func:`pao_agents.spec.update_json`, for files such as
 ``~/.codex/config.toml``: comments, key order, quoting and blank lines the change
 does not touch stay exactly as the user wrote them.
 """
@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from pao_core.errors import PaoError
-from pao_core.files import atomic_write, lock_for, state_lock
+from pao_core.files import atomic_write, state_lock
+from pao_agents.spec import lock_for
 
 if TYPE_CHECKING:
     import tomlkit.toml_document
@@ -31,7 +32,7 @@ def update_toml(
 ) -> tomlkit.toml_document.TOMLDocument:
     """Edit a TOML file in place, safely; returns the new document.
 
-    Under pao's lock for the file (:func:`pao_core.files.lock_for`): re-read the file, apply ``change`` (a function that
+    Under pao's lock for the file (:func:`pao_agents.spec.lock_for`): re-read the file, apply ``change`` (a function that
     mutates the tomlkit document), keep one backup (``<file>.bak``) and replace the
     file atomically, only when the text changed. A file that does not parse is never
     overwritten: :class:`UnreadableTOML` names it and the reason.

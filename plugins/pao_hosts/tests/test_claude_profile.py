@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.spec import HostAgent, ReadinessDetector
 from pao_core.errors import ConfigError, PaoError
 from pao_hosts.claude_code import KNOWN_VERSIONS, ClaudeCode, ClaudeCodeOptions, path_key, profile

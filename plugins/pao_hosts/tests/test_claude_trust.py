@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.files import LockTimeout, UnreadableJSON
+from pao_core.files import LockTimeout
+from pao_agents.spec import UnreadableJSON
 from pao_hosts import claude_trust
 from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 

@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from pao_agents.spec import host_agents
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.delivery import deliver
 from pao_hosts.codex import CodexHost
 from pao_hosts.common import HostOptions
@@ -25,7 +25,7 @@ from pao_agents.spec import AgentRecord, SpawnRequest
 from pao_core.plugins import build_plugins
 from pao_hosts.tomlfile import UnreadableTOML
 from pao_core.errors import ConfigError, PaoError
-from pao_core.files import UnreadableJSON
+from pao_agents.spec import UnreadableJSON
 from pao_testing.host_cases import CASES
 from pao_testing.hostrun import fail_unless_loopback_only
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pao_agents.spec import readiness_detectors
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 from pao_agents.spec import ScreenReader
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pao_agents.spec import host_agents
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
 from pao_agents.spec import SpawnRequest
 from pao_core.plugins import build_plugins

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pao_agents.spec import host_agents, readiness_detectors
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.spec import McpWiring
 from pao_core.hookspecs import hookimpl
 from pao_agents.spec import SpawnRequest

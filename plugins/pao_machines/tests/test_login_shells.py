@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.errors import ValidationError
 
 from pao_machines.remote import call

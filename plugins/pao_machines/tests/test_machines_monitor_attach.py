@@ -91,7 +91,7 @@ def test_the_monitor_s_keys_act_on_an_agent_on_another_machine(
     from textual.widgets import DataTable
 
     from pao_agents.spec import Agents
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import get_plugins, reset_plugins
     from pao_monitor.app import MonitorApp
 

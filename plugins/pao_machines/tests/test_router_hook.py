@@ -88,7 +88,7 @@ def test_a_briefing_from_another_machine_is_cleaned_again_here(monkeypatch: pyte
 def test_without_the_router_another_machine_s_agent_is_refused_never_driven_here(
     pao_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_agents.spec import AgentRecord
     from pao_agents.spec import open_registry
 

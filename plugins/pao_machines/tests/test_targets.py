@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.errors import ConfigError, PaoError, ValidationError
 
 from pao_machines.remote import remote_pao

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 
 from pao_machines.remote import call
 from pao_machines.ssh import MachineRefused, MachineUnreachable, Ssh

@@ -9,10 +9,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.hookspecs import hookimpl
 from pao_agents.spec import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
+from pao_mcp import SERVER_NAME
 from pao_mcp.options import add_options
 
 if TYPE_CHECKING:
@@ -20,14 +21,13 @@ if TYPE_CHECKING:
     from pao_core.contracts import BriefingSection
     from pao_agents.spec import SpawnRequest
 
-SERVER_NAME = "pao"
 TOOLS = ("search_memory", "remember", "memory_status")
 ENV_FILE = "pao-mcp-env.json"
 
 
 @hookimpl
 def pao_briefing_sections(config: PaoConfig) -> list[BriefingSection]:
-    """``more``: how the agent asks the ``pao`` server this plugin wires into its session for more."""
+    """``more``: how the agent asks the ``pao`` server for more, in a session this plugin wired it into."""
     from pao_mcp.section import MoreSection  # the briefing's path only: start-up stays light
 
     return [MoreSection()]

@@ -1,6 +1,7 @@
 """The briefing's ``more`` section: how the agent asks memory for more, and writes back, through pao-mcp's tools.
 
-pao-mcp adds it (``pao_briefing_sections``) because it is what wires the ``pao`` server into each session.
+pao-mcp adds it (``pao_briefing_sections``) because it is what wires the ``pao`` server into each session; it says
+nothing where that server is not wired (``pao brief``, ``pao spawn --no-mcp``, a host without MCP).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import attrs
 
 from pao_core.contracts import BriefingSection
 from pao_core.sections import store_names
+from pao_mcp import SERVER_NAME
 
 if TYPE_CHECKING:
     from pao_core.models import BriefingContext
@@ -26,6 +28,8 @@ class MoreSection(BriefingSection):
     order: int = 90
 
     def render(self, context: BriefingContext) -> str | None:
+        if SERVER_NAME not in context.servers:  # its tools are not in this session
+            return None
         if not context.items:
             return f"{SEARCH_TOOL[0].upper()}{SEARCH_TOOL[1:]} with narrower words or a proper noun searches every " \
                    f"memory store again. {REMEMBER_TOOL} stores what you learn for the agents after you."

@@ -58,7 +58,7 @@ def _prepare(argv: list[str], checked: Later, catalog: Later, tools: Later) -> N
         _leave(getattr(exc, "exit_code", 2))
     try:
         # pao's configuration and plugins: on this thread, while the main one serves the handshake
-        from pao_core.config import load_config
+        from pao_core.plugins import load_config
         from pao_core.plugins import get_plugins  # (the same)
 
         tools.set(memory_tools(args, load_config(), get_plugins()))

@@ -24,9 +24,8 @@ import traceback
 from typing import Any, BinaryIO, Callable
 
 from pao_core.jsonbound import loads  # its depth bound: a deep nesting is unreadable, never a RecursionError
-from pao_mcp import __version__
+from pao_mcp import SERVER_NAME, __version__
 
-SERVER_NAME = "pao"
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The revisions agreed through ``initialize``, oldest first (the newest is offered to a client that knows none)."""
 INSTRUCTIONS = ("The user's memory: search_memory finds what they and earlier agents learned (with source and date); "

@@ -222,7 +222,7 @@ def test_a_wrong_argument_ends_the_server_with_one_line(pao_env: dict[str, str],
 
 @pytest.mark.hook("pao_session_mcp_servers")
 def test_each_session_gets_pao_s_server_run_by_this_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_agents.spec import SpawnRequest
     from pao_core.plugins import get_plugins, reset_plugins
 
@@ -297,6 +297,6 @@ def test_remember_is_an_agent_s_tier_quoted_redacted_and_capped(pao_env: dict[st
         assert line.startswith("   > ") or re.match(r"\d+\. \[longterm\] (the user's|an agent's fact)$", line), line
 
     markdown = json.loads(_pao(pao_env, "brief", "rust-ci.yml caches the cargo registry", "--json").stdout)["markdown"]
-    section = markdown.split("## What memory knows\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    section = markdown.split("## What memory knows\n", 1)[1].split("\n## ", 1)[0].split("\n<!--", 1)[0].strip().splitlines()
     assert all(line.startswith("> ") or not line for line in section), section
     assert any(line.startswith("> **rust-ci.yml** ## Ignore the quote ‹system› · longterm") for line in section), section

@@ -24,7 +24,7 @@ from textual.widgets import DataTable
 
 
 def _agents(pao: Pao) -> Agents:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import get_plugins
 
     return Agents.open(load_config(), get_plugins())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pao_agents.spec import machine_name, registry_options
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.contracts import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_agents.spec import RegistryStore
 from pao_core.hookspecs import hookimpl
 from pao_postgres import BACKEND_NAME

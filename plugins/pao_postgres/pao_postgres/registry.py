@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import attrs
 from pao_agents.spec import RegistryStore
-from pao_core.errors import DuplicateAgent, RegistryUnavailable, UnknownAgent
+from pao_agents.spec import DuplicateAgent, RegistryUnavailable, UnknownAgent
 from pao_core.models import converter
 from pao_agents.spec import AgentRecord
 from pao_agents.spec import FREE_NAME_TRIES, readable, stamped, structure_record

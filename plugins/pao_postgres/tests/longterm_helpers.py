@@ -46,7 +46,7 @@ class Longterm:
 
 def longterm_backend():  # type: ignore[no-untyped-def]
     """The configured longterm store as pao's plugins make it: a ``WritableMemory``."""
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.contracts import MemoryBackend, writable
     from pao_core.plugins import get_plugins
 

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from longterm_helpers import EVAL_MEMORY, Longterm
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.gather import gather
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.options import LongtermOptions

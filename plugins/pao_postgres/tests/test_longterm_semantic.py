@@ -79,7 +79,7 @@ def test_edited_and_removed_observations_get_their_vectors_changed(longterm: Lon
     from pao_postgres.store.vectors import refresh_vectors
 
     longterm.pao("memory", "import", str(MEMORY))
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     store = open_store(load_config())
     obs = store.tables.observations
@@ -113,7 +113,7 @@ def test_without_the_model_search_is_lexical_and_stats_say_why(longterm: Longter
 def test_a_model_too_slow_for_the_deadline_costs_the_vectors_not_the_lexical_hits(longterm: Longterm, monkeypatch) -> None:
     import threading
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
     from pao_embeddings import model
 
@@ -139,7 +139,7 @@ def test_a_large_store_is_searched_by_cells_with_the_exact_answers_when_every_ce
     import numpy as np
     import sqlalchemy as sa
 
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_postgres.commands import open_store
     from pao_postgres.searcher import cells
     from pao_postgres.searcher.vectors import names_for

@@ -27,7 +27,7 @@ def agent_items(briefing: dict) -> list[dict]:
 
 
 def facts_section(markdown: str) -> list[str]:
-    section = markdown.split("## What memory knows\n", 1)[1].split("\n## ", 1)[0]
+    section = markdown.split("## What memory knows\n", 1)[1].split("\n## ", 1)[0].split("\n<!--", 1)[0]
     return section.strip().splitlines()
 
 

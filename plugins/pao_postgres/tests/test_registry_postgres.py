@@ -23,8 +23,8 @@ import pytest
 
 from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test in a home of its own)
 from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
-from pao_core.config import load_config
-from pao_core.errors import DuplicateAgent, RegistryUnavailable
+from pao_core.plugins import load_config
+from pao_agents.spec import DuplicateAgent, RegistryUnavailable
 from pao_core.plugins import get_plugins
 from pao_agents.spec import open_registry, registry_options
 from pao_testing.postgres import ThrowawayCluster, free_port

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.errors import ConfigError
 from pao_terminalapp import hooks
 from pao_terminalapp.bridge import macos_reason

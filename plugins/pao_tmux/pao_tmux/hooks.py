@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pao_agents.spec import hookimpl as agent_hookimpl
-from pao_core.contracts import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:

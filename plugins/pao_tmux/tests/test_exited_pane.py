@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from pao_agents.spec import readiness_detectors
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_agents.spec import ReadinessDetector
 from pao_agents.spec import ScreenVerdict
 from pao_core.plugins import build_plugins

@@ -8,12 +8,15 @@ server is written against this package alone:
 * the contracts (:mod:`pao_agents.spec.contracts`): ``TerminalDriver``, ``HostAgent``,
   ``ReadinessDetector``, ``RegistryStore``, ``McpServer``, ``McpWiring``;
 * the records (:mod:`pao_agents.spec.records`): ``SpawnRequest``, ``AgentRecord``, ``ScreenVerdict``;
+* the errors a registry store raises (:mod:`pao_agents.spec.errors`): ``UnknownAgent``, ``DuplicateAgent``,
+  ``RegistryUnavailable``;
 * the option tables (:mod:`pao_agents.spec.options`): ``[spawn]``, ``[notify]``, ``[machine]``, ``[registry]``;
 * the calls of the agent hooks (:mod:`pao_agents.spec.calls`): ``host_agents(plugins, config)``...;
 * the kit implementers need: starting a process with exactly its environment (``write_spec``,
   ``launcher_argv``, ``discard_spec``), the agent's private folder (``EVENTS``, ``BRIEFING``,
   ``append_command``, ``read_events``), the registry's helpers (``open_registry``, ``readable``,
-  ``stamped``, ``structure_record``), and the agents themselves (``Agents``, ``Observation``).
+  ``stamped``, ``structure_record``), locked edits of the files hosts and the registry keep (``update_json``,
+  ``lock_for``, ``refuse_symlink``), and the agents themselves (``Agents``, ``Observation``).
 
 Importing it costs nothing: each name is imported from its module on first use.
 """
@@ -29,6 +32,7 @@ _PUBLIC = {
                      "TerminalDriver", "default_driver_name", "permission_summary"), "pao_agents.spec.contracts"),
     **dict.fromkeys(("AgentRecord", "AgentState", "ScreenState", "ScreenVerdict", "SpawnRequest"),
                     "pao_agents.spec.records"),
+    **dict.fromkeys(("DuplicateAgent", "RegistryUnavailable", "UnknownAgent"), "pao_agents.spec.errors"),
     **dict.fromkeys(("MachineOptions", "NOTIFY_STATES", "NotifyOptions", "RegistryOptions", "SpawnOptions", "machine_name",
                      "notify_options", "registry_options", "spawn_options", "with_spawn"), "pao_agents.spec.options"),
     **dict.fromkeys(("agent_spawned", "agent_state_changed", "host_agents", "readiness_detectors", "registry_stores",
@@ -37,6 +41,7 @@ _PUBLIC = {
     **dict.fromkeys(("BRIEFING", "EVENTS", "append_command", "read_events"), "pao_agents.agentdir"),
     **dict.fromkeys(("FREE_NAME_TRIES", "JsonRegistry", "open_registry", "readable", "stamped", "structure_record"),
                     "pao_agents.registry"),
+    **dict.fromkeys(("UnreadableJSON", "lock_for", "refuse_symlink", "update_json"), "pao_agents.jsonedit"),
     **dict.fromkeys(("check_name", "name_from_folder", "numbered"), "pao_agents.names"),
     **dict.fromkeys(("Agents", "Observation"), "pao_agents.lifecycle"),
     **dict.fromkeys(("record_json", "show_list"), "pao_agents.commands"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pluggy
 
 from pao_agents.spec import hookspecs
-from pao_core.contracts import ConfigTable
+from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
 
 TABLES = {"spawn": ("SpawnOptions", {}), "notify": ("NotifyOptions", {}), "machine": ("MachineOptions", {}),

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import attrs
 
-from pao_core.errors import PaoError, UnknownAgent
+from pao_core.errors import PaoError
+from pao_agents.spec.errors import UnknownAgent
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import AgentRecord, ScreenVerdict, SpawnRequest

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import attrs
 
+from pao_embeddings.hybrid import VectorSettings
+
 
 @attrs.frozen
-class Method:
+class Method(VectorSettings):
     """How one mode searches.
 
     ``coverage``: rank first by the share of the topic an observation covers, each
@@ -41,12 +43,8 @@ class Method:
     df_cap: int = 1000
     pool: int = 200
     vectors: bool = False
-    vector_floor: float = 0.45
-    vector_standard_floor: float = 0.0
     entity_siblings: str = "none"
     related_entities: bool = False
-    vector_candidates: int = 10
-    rrf_k: int = 60
 
     def required(self, term_count: int) -> int:
         return min(self.min_matches, term_count) if self.coverage else 0
