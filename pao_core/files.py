@@ -1,6 +1,6 @@
 """Safe file writes: atomic replace, kernel-released locks, private folders and files.
 
-Everything pao writes into a user's world (briefings, CLAUDE.md, ``~/.claude.json``,
+Everything pao writes into a user's world (briefings, a CLI's context and settings files,
 the registry) goes through here, so that a crash or a concurrent writer never leaves
 a half-written file behind.
 """
@@ -37,7 +37,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
 
     Readers see the old content or the new content, never a mix. The file keeps its
     permission bits (or gets ``mode``, else 0600, when new). A symlink stays a symlink: the
-    file it points to is the one replaced (dotfile managers link ``~/.claude.json``).
+    file it points to is the one replaced (dotfile managers link a CLI's settings file).
     """
     target = Path(os.path.realpath(path))
     payload = data.encode("utf-8") if isinstance(data, str) else data

@@ -252,9 +252,9 @@ def inline_markdown(text: str) -> str:
 def neutralise_imports(text: str) -> str:
     """Every ``@`` replaced by a look-alike, so no context-file import can start anywhere.
 
-    Claude Code lexes the file as markdown and imports ``@path`` at the start of any text
+    One host CLI lexes the file as markdown and imports ``@path`` at the start of any text
     token (after emphasis, an escape, a link, an HTML tag or comment, a code span...);
-    Gemini CLI imports ``@path`` after whitespace outside backticks. Enumerating those
+    another imports ``@path`` after whitespace outside backticks. Enumerating those
     contexts is fragile across versions, so no ``@`` of memory text survives at all.
     """
     return text.replace("@", AT_LOOKALIKE)

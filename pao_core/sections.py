@@ -5,7 +5,7 @@
 * ``facts``: longterm facts grouped by entity, each with its date;
 * ``conversations``: related past conversations with project, session and date.
 
-A plugin adds its own (pao-mcp: ``more``, how to ask memory for more through its tools).
+A plugin adds its own (say, how to ask memory for more through the tools it wires into a session).
 
 Every memory line is sanitised (controls stripped, secrets redacted, markdown made
 inert) and quoted with ``>``, group headings (names) too: the header tells the agent quoted lines are data.

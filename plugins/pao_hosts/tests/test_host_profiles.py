@@ -15,11 +15,10 @@ import pytest
 
 from pao_agents.spec import host_agents
 from pao_core.plugins import load_config
-from pao_agents.delivery import deliver
 from pao_hosts.codex import CodexHost
 from pao_hosts.common import HostOptions
 from pao_hosts.gemini import GeminiHost
-from pao_agents.lifecycle import agent_environment
+from pao_agents.spec import agent_environment
 from pao_core.models import Briefing
 from pao_agents.spec import AgentRecord, SpawnRequest
 from pao_core.plugins import build_plugins
@@ -149,10 +148,12 @@ def test_bad_host_options_name_the_key(pao_config_file: Path) -> None:
         load_config()  # checked at load time, before any host is asked for
 
 
-def _deliver(host, folder: Path, markdown: str, budget: int = 6000) -> str:
+def _deliver(host, folder: Path, markdown: str) -> str:
+    """``pao brief --write``'s delivery (``pao_briefing_deliverers``) with ``host`` as the default host."""
     briefing = Briefing(topic="t", markdown=markdown, items=(), backends={}, elapsed_ms=0.0)
-    block = host.context_block(str(folder / "CONTEXT_BRIEFING.md"), markdown)
-    deliver(briefing, folder, config=load_config(), context_file=host.context_file, context_block=block)
+    config = load_config()
+    config = attrs.evolve(config, tables={**config.tables, "spawn": {"host": host.name}})
+    build_plugins().briefing_deliverers(config)[0].deliver(briefing, str(folder))
     return (folder / host.context_file).read_text(encoding="utf-8")
 
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-import pao_agents.launch
 from pao_core.errors import PaoError, ValidationError
 from pao_agents.spec import LAUNCHER_PATH
 from pao_terminalapp.driver import PasteTimes, TerminalAppDriver
@@ -186,7 +185,11 @@ def test_control_characters_in_the_typed_program_paths_are_refused(
     expected = r"^the Python interpreter path contains a control character"
     refuses_before_touching_terminal(private_tmp, ValidationError, expected)
     monkeypatch.undo()
-    monkeypatch.setattr(pao_agents.launch, "LAUNCHER_PATH", "/opt/pao\x1b/launch.py")
+
+    def launcher(spec: str) -> list[str]:  # launcher_argv's answer where pao's launcher sits in a folder named with ESC
+        return [sys.executable, "-I", "-S", "/opt/pao\x1b/launch.py", spec]
+
+    monkeypatch.setattr("pao_terminalapp.launch.launcher_argv", launcher)
     refuses_before_touching_terminal(private_tmp, ValidationError, r"^the launcher path contains a control character")
 
 

@@ -13,7 +13,7 @@ server is written against this package alone:
 * the option tables (:mod:`pao_agents.spec.options`): ``[spawn]``, ``[notify]``, ``[machine]``, ``[registry]``;
 * the calls of the agent hooks (:mod:`pao_agents.spec.calls`): ``host_agents(plugins, config)``...;
 * the kit implementers need: starting a process with exactly its environment (``write_spec``,
-  ``launcher_argv``, ``discard_spec``), the agent's private folder (``EVENTS``, ``BRIEFING``,
+  ``launcher_argv``, ``discard_spec``, ``agent_environment``), the agent's private folder (``EVENTS``, ``BRIEFING``,
   ``append_command``, ``read_events``), the registry's helpers (``open_registry``, ``readable``,
   ``stamped``, ``structure_record``), locked edits of the files hosts and the registry keep (``update_json``,
   ``lock_for``, ``refuse_symlink``), and the agents themselves (``Agents``, ``Observation``).
@@ -38,6 +38,7 @@ _PUBLIC = {
     **dict.fromkeys(("agent_spawned", "agent_state_changed", "host_agents", "readiness_detectors", "registry_stores",
                      "session_mcp_servers", "terminal_drivers"), "pao_agents.spec.calls"),
     **dict.fromkeys(("LAUNCHER_PATH", "discard_spec", "launcher_argv", "write_spec"), "pao_agents.launch"),
+    **dict.fromkeys(("agent_environment",), "pao_agents.resolve"),
     **dict.fromkeys(("BRIEFING", "EVENTS", "append_command", "read_events"), "pao_agents.agentdir"),
     **dict.fromkeys(("FREE_NAME_TRIES", "JsonRegistry", "open_registry", "readable", "stamped", "structure_record"),
                     "pao_agents.registry"),
