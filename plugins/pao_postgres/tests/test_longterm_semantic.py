@@ -65,7 +65,7 @@ def test_a_store_without_vectors_searches_lexically_until_the_next_write(longter
     longterm.pao("memory", "import", str(MEMORY))
     longterm.configure()
     stats = longterm.pao_json("memory", "stats")
-    assert stats["retrieval"] == "lexical only: none of the 188 observations has a vector yet (run 'pao memory sync' or 'pao memory import' again)"
+    assert stats["retrieval"] == "lexical only: none of the 188 observations has a vector yet (run 'pao memory embed')"
     assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
     longterm.pao("memory", "add", "ferrypass", "Widget for the home screen shows the next ferry.")
     assert longterm.pao_json("memory", "stats")["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
