@@ -181,7 +181,7 @@ class _Line:
         self.progress = progress
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.text import Text
+        from rich.text import Text  # loaded with the display, once work runs longer than its delay
 
         yield Text(self.progress.line(options.max_width - 1), no_wrap=True, overflow="crop")
 

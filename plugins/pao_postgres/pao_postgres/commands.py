@@ -16,6 +16,7 @@ from pao_core.output import print_json
 from pao_core.models import Provenance, by_agent, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, clean_item, strip_controls
 from pao_postgres import BACKEND_NAME, writes
+from pao_postgres.writes import open_store
 from pao_postgres.backend import LongtermBackend
 from pao_postgres.items import observation_too_long
 from pao_postgres.mcpfile import memory_lines, read_memory_file
@@ -92,12 +93,6 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--raw-unredacted", action="store_true",
                         help="show text as stored, secrets NOT redacted (never give this to an agent)")
     search.set_defaults(func=run_search)
-
-
-def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.store.longterm import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
-
-    return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:

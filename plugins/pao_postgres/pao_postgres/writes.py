@@ -9,7 +9,7 @@ from pao_core.errors import PaoError
 from pao_core.output import print_json
 from pao_postgres import BACKEND_NAME
 from pao_postgres.mcpfile import read_memory_file
-from pao_postgres.options import memory_file
+from pao_postgres.options import LongtermOptions, memory_file
 from pao_postgres.store.filesync import sync
 
 if TYPE_CHECKING:
@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.commands import open_store as opened  # one way to open the configured store
+    from pao_postgres.store.longterm import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
 
-    return opened(config)
+    return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
 
 def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> RefreshReport:
