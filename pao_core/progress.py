@@ -3,8 +3,8 @@ fast it goes and how long is left.
 
 On a terminal (stderr) one status line is redrawn in place by rich, from a second after the start;
 its numbers always fit: at 80 columns the label is cut, never the counter, rate or time left.
-Elsewhere (a pipe, a log) the same line is printed plainly every :data:`PLAIN_EVERY_S` seconds, and
-once at the end when any was. Numbers have one format everywhere (:func:`number`, :func:`duration`).
+Elsewhere (a pipe, a log) the line of counted work is printed plainly every :data:`PLAIN_EVERY_S`
+seconds, and once at the end when any was. Numbers have one format everywhere (:func:`number`, :func:`duration`).
 """
 
 from __future__ import annotations
@@ -81,8 +81,7 @@ class Progress:
     def update(self, detail: str) -> None:
         """What the work is at now (``"waiting until the agent is ready"``), without a count."""
         self.detail = detail
-        self._counted = None
-        self._maybe_plain()
+        self._counted = None  # a line without numbers: on a terminal only (a spawn's log stays its own lines)
 
     def count(self, done: int, total: int | None = None, unit: str = "") -> None:
         """How far the work got: ``done`` of ``total`` ``unit`` (the rate and time left follow)."""

@@ -115,7 +115,8 @@ def test_the_job_waits_for_the_searching_process_runs_on_idle_cpu_and_runs_once(
     searched = next(float(line.split()[1]) for line in iter(searcher.stdout.readline, "") if line.startswith("searched"))
     jobs = _job_pids()
     assert len(jobs) == 1, jobs  # the second sync found the first one's job holding the lock: it started none
-    assert os.sched_getscheduler(jobs[0]) == os.SCHED_IDLE
+    # its first act, before it waits (its interpreter's start-up ran at the searcher's priority)
+    assert _until(lambda: os.sched_getscheduler(jobs[0]) == os.SCHED_IDLE, "the idle scheduling class", timeout=30)
     time.sleep(1.0)  # the searcher lives on meanwhile
     searcher.stdin.close()
     assert searcher.wait(timeout=30) == 0

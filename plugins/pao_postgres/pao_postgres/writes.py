@@ -88,7 +88,7 @@ def run_embed(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_core.progress import Progress, duration, number  # the progress display: only for this command
 
     store = open_store(config)
-    with Progress("embedding observations for semantic search") as progress:
+    with Progress("embedding for semantic search") as progress:
         vectors = refresh_vectors(store, progress)
     if args.json:
         print_json({"store": store.describe(), "embedded": vectors.embedded, "removed": vectors.removed,

@@ -71,6 +71,7 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
                 f"DELETE FROM {names['vectors']} WHERE observation_id NOT IN (SELECT {names['o_id']} FROM {names['obs']})"
             )
     wanted = [(oid, entity, content) for oid, entity, content in current if stored.get(oid) != digest(entity, content)]
+    wanted.sort(key=lambda row: len(row[1]) + len(row[2]))  # each chunk's batches of like lengths: little padding
     if wanted:
         encoder = model.shared_encoder()
         for start in range(0, len(wanted), EMBED_CHUNK):
