@@ -15,7 +15,6 @@ import re
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -192,23 +191,6 @@ def test_a_job_that_fails_is_reported_with_its_error(monkeypatch, tmp_path: Path
 # -- large writes: lexical at once, vectors from the background job ------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server_url():  # type: ignore[no-untyped-def]
-    from pao_testing.postgres import postgres_url
-
-    with postgres_url() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_config(request: pytest.FixtureRequest, pao_config_file: Path) -> str:
-    if request.param == "postgres":
-        schema = "t_" + uuid.uuid4().hex[:12]
-        pao_config_file.write_text(f'[backends.longterm]\nurl = "{request.getfixturevalue("server_url")}"\n'
-                                   f'schema = "{schema}"\n')
-    return request.param
-
-
 def _in_process(*argv: str) -> dict:
     """``pao ARGV --json`` in this process: the job it starts waits for this process (pytest) to end, at
     most WAIT_S, so what the command itself did is seen before the job does anything."""
@@ -219,21 +201,6 @@ def _in_process(*argv: str) -> dict:
         code = main([*argv, "--json"])
     assert code == 0, err.getvalue()
     return json.loads(out.getvalue())
-
-
-def test_an_import_is_searchable_lexically_at_once_and_the_job_embeds_it(store_config: str, tmp_path: Path) -> None:
-    memory = _memory_file(tmp_path, ["keeps user sessions in valkey", "bills customers on the first of the month",
-                                     "retries failed card payments three times"])
-    started = time.monotonic()
-    report = _in_process("memory", "import", str(memory))
-    assert report["added"]["observations"] == 3
-    assert report["vectors"]["embedded"] == 0 and report["vectors"]["background"]["job_started"] is True
-    assert len(_job_pids()) == 1
-    assert "valkey" in json.dumps(_in_process("memory", "search", "where are sessions kept")["items"])
-    if time.monotonic() - started < 8:  # the job is still waiting for this process: nothing embedded yet
-        assert _in_process("memory", "stats")["retrieval"].startswith("lexical only: none of the 3 observations")
-    assert _until(lambda: _retrieval().startswith("semantic + lexical ("), "the import's vectors from the job")
-    assert _log("longterm").count("pao memory embed") == 1 and "embedded 3 observations" in _log("longterm")
 
 
 def test_without_background_jobs_an_import_embeds_in_its_own_process(monkeypatch, tmp_path: Path) -> None:
