@@ -61,10 +61,23 @@ def write_transcripts(folder: Path, sessions: int, seed: int = 5) -> int:
                 record["sessionId"] = session
             if "uuid" in record:
                 record["uuid"] = str(uuid.UUID(int=rng.getrandbits(128)))
+            _mark(record.get("message"), f" (session {n})")  # every exchange's text its own: no vector reused
             out.append(json.dumps(record))
         (project / f"{session}.jsonl").write_text("\n".join(out) + "\n")
         written += 1
     return written
+
+
+def _mark(message: object, marker: str) -> None:
+    if not isinstance(message, dict):
+        return
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = content + marker
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = block.get("text", "") + marker
 
 
 def main(argv: list[str] | None = None) -> int:

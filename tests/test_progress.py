@@ -13,7 +13,7 @@ import time
 import pytest
 
 from pao_testing.lifecycle.fixtures import RUN_PAO, Pao, pao  # noqa: F401  (fixture)
-from pao_core.progress import Progress, duration, number
+from pao_agents.spec.progress import Progress, duration, number
 
 
 def _read_all(fd: int) -> str:

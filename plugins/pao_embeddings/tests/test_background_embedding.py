@@ -210,10 +210,10 @@ def test_without_background_jobs_an_import_embeds_in_its_own_process(monkeypatch
     assert not _job_pids() and _log("longterm") == ""
 
 
-def _transcripts(root: Path, count: int) -> Path:
+def _transcripts(root: Path, count: int, first: int = 0) -> Path:
     sessions = root / "-home-sam-code-api"
     sessions.mkdir(parents=True)
-    for n in range(count):
+    for n in range(first, first + count):
         lines = [json.dumps({"type": kind, "uuid": f"{kind}{n}", "sessionId": f"s{n}", "timestamp": "2026-11-30T08:00:00Z",
                              "cwd": "/home/sam/code/api", "message": {"role": kind, "content": text}}) + "\n"
                  for kind, text in (("user", f"why does job {n} of the nightly export time out"),
@@ -232,6 +232,6 @@ def test_history_index_leaves_the_vectors_to_the_job_and_embed_does_them_here(tm
     _until(lambda: (lambda s: s["vectors"] == 5)(json.loads(_pao("history", "stats", "--json").stdout)),
            "the index's vectors from the job")
     assert f"pao history index {folder} --embed" in _log("history")
-    more = _transcripts(tmp_path / "more", 2)
+    more = _transcripts(tmp_path / "more", 2, first=5)
     again = _in_process("history", "index", str(more), "--embed")  # what the job runs: embeds in its process
     assert again["exchanges_embedded"] == 2 and _in_process("history", "stats")["vectors"] == 7

@@ -82,7 +82,7 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
-    from pao_core.progress import Progress  # not needed until this runs: start-up stays light
+    from pao_agents.spec.progress import Progress  # not needed until this runs: start-up stays light
 
     later = _embed_later(options, config.home, root) if options.semantic and not args.embed else None
     try:

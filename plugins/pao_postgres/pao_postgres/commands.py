@@ -37,11 +37,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="create the schema and its indexes (idempotent)")
     init.add_argument("--json", action="store_true", help="print JSON")
     init.set_defaults(func=run_init)
-
-    load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
-    load.add_argument("file", metavar="FILE", type=Path, help="the memory.jsonl file")
-    load.add_argument("--json", action="store_true", help="print JSON")
-    load.set_defaults(func=writes.run_import)
+    writes.add_write_commands(actions)
 
     add = actions.add_parser("add", help="append one observation to an entity (created when new)")
     add.add_argument("entity", metavar="ENTITY", help="the entity's name")
@@ -71,14 +67,6 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--forget", metavar="ID", type=int, nargs="+", default=[], help="delete these facts")
     review.add_argument("--json", action="store_true", help="print JSON")
     review.set_defaults(func=run_review)
-
-    embed = actions.add_parser("embed", help="embed every observation lacking a vector now (what the background job runs)")
-    embed.add_argument("--json", action="store_true", help="print JSON")
-    embed.set_defaults(func=writes.run_embed)
-
-    follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
-    follow.add_argument("--json", action="store_true", help="print JSON")
-    follow.set_defaults(func=writes.run_sync)
 
     searcher = actions.add_parser("searcher", help="the warm searcher of a server store: whether it runs, or stop it")
     searcher.add_argument("action", choices=("status", "stop"), help="status: this store's; stop: every one of yours")

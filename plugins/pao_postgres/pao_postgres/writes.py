@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pao_core.errors import PaoError
@@ -14,9 +15,25 @@ from pao_postgres.store.filesync import sync
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.progress import Progress
+    from pao_agents.spec.progress import Progress
     from pao_postgres.store.longterm import LongtermStore
     from pao_postgres.store.vectors import RefreshReport
+
+
+def add_write_commands(actions: argparse._SubParsersAction) -> None:
+    """``pao memory import | embed | sync``."""
+    load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
+    load.add_argument("file", metavar="FILE", type=Path, help="the memory.jsonl file")
+    load.add_argument("--json", action="store_true", help="print JSON")
+    load.set_defaults(func=run_import)
+
+    embed = actions.add_parser("embed", help="embed the observations lacking a vector now (the background job)")
+    embed.add_argument("--json", action="store_true", help="print JSON")
+    embed.set_defaults(func=run_embed)
+
+    follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
+    follow.add_argument("--json", action="store_true", help="print JSON")
+    follow.set_defaults(func=run_sync)
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
@@ -37,7 +54,7 @@ def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> R
 
 
 def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress, number  # the progress display: only for this command
+    from pao_agents.spec.progress import Progress, number  # the progress display: only for this command
 
     with Progress(f"importing {args.file}") as progress:
         memory = read_memory_file(args.file)
@@ -85,7 +102,7 @@ def vectors_after_write(store: LongtermStore, progress: Progress | None = None) 
 
 
 def run_embed(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress, duration, number  # the progress display: only for this command
+    from pao_agents.spec.progress import Progress, duration, number  # the progress display: only for this command
 
     store = open_store(config)
     with Progress("embedding for semantic search") as progress:
@@ -103,7 +120,7 @@ def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
     path = memory_file(store.options)
     if path is None:
         raise PaoError("memory sync: no memory file: set [backends.longterm] memory_file, PAO_MEMORY_FILE or MEMORY_FILE_PATH")
-    from pao_core.progress import Progress, number  # the progress display: only for this command
+    from pao_agents.spec.progress import Progress, number  # the progress display: only for this command
 
     with Progress(f"syncing {path}") as progress:
         report = sync(store.options, store.home, path)

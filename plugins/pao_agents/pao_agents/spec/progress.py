@@ -1,4 +1,4 @@
-"""One progress display for work that can take more than a second: what runs, how far it got, how
+"""One progress display (every pao command's) for work that can take more than a second: what runs, how far it got, how
 fast it goes and how long is left.
 
 On a terminal (stderr) one status line is redrawn in place by rich, from a second after the start;
