@@ -24,16 +24,13 @@ def add_write_commands(actions: argparse._SubParsersAction) -> None:
     """``pao memory import | embed | sync``."""
     load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
     load.add_argument("file", metavar="FILE", type=Path, help="the memory.jsonl file")
-    load.add_argument("--json", action="store_true", help="print JSON")
-    load.set_defaults(func=run_import)
-
-    embed = actions.add_parser("embed", help="embed the observations lacking a vector now (the background job)")
-    embed.add_argument("--json", action="store_true", help="print JSON")
-    embed.set_defaults(func=run_embed)
-
-    follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
-    follow.add_argument("--json", action="store_true", help="print JSON")
-    follow.set_defaults(func=run_sync)
+    for parser, run in (
+        (load, run_import),
+        (actions.add_parser("embed", help="embed the observations lacking a vector now (the background job)"), run_embed),
+        (actions.add_parser("sync", help="bring the store up to date with the MCP memory file now"), run_sync),
+    ):
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.set_defaults(func=run)
 
 
 def open_store(config: PaoConfig) -> LongtermStore:
