@@ -124,7 +124,8 @@ def _load_eval_memory(pao: list[str], env: dict[str, str], home: Path) -> None:
     """The eval corpus in the stores a spawn reads: memory imported, transcripts indexed."""
     shutil.copytree(EVAL / "transcripts", home / ".claude" / "projects")
     for args in (["memory", "import", str(EVAL / "memory.jsonl")], ["history", "index"]):
-        subprocess.run([*pao, *args], env=env, check=True, capture_output=True)
+        # vectors in this command, not a background job running beside the measured spawns
+        subprocess.run([*pao, *args], env={**env, "PAO_BACKGROUND_EMBEDDING": "0"}, check=True, capture_output=True)
 
 
 def overhead(runs: int = 10) -> dict[str, object]:

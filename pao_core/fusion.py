@@ -131,6 +131,7 @@ def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+@functools.lru_cache(maxsize=4096)  # an item is compared with every kept one: its numbers are found once
 def _numbers(words: frozenset[str]) -> frozenset[str]:
     return frozenset(word for word in words if any(ch.isdigit() for ch in word))
 

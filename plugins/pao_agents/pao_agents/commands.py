@@ -159,7 +159,7 @@ def run_spawn(args: argparse.Namespace, config: PaoConfig) -> int:
     from pao_agents.ahead import end_helpers  # loaded on use, not at start-up
     from pao_agents.spawn import spawn  # loaded on use, not at start-up
     from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
-    from pao_core.progress import Progress  # loaded on use, not at start-up
+    from pao_agents.spec.progress import Progress  # loaded on use, not at start-up
 
     if args.on:  # no router took it
         raise PaoError("'pao spawn --on' needs the pao-machines plugin (docs/machines.md)")
@@ -329,7 +329,7 @@ def run_pause(args: argparse.Namespace, config: PaoConfig) -> int:
 
 
 def run_resume(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress  # loaded on use, not at start-up
+    from pao_agents.spec.progress import Progress  # loaded on use, not at start-up
 
     started = time.monotonic()
     with Progress(f"resuming {args.name}", delay=0.5) as progress:

@@ -109,7 +109,7 @@ class HistoryBackend(MemoryBackend):
         if self.home is None or not later.enabled(self.options.background_embedding):
             return
         if files_left or (self.options.semantic and later.embeddings_available()):
-            later.embed_later(self.name, ["history", "index"], self.home)
+            later.embed_later(self.name, ["history", "index", "--embed"], self.home)
 
     def local_files(self) -> list[Path]:
         """The local index file (none when a server is configured), for ``pao doctor``."""

@@ -25,6 +25,9 @@ def add_history_commands(subparsers: argparse._SubParsersAction) -> None:
 
     index = commands.add_parser("index", help="index Claude Code transcripts (only new or grown files)")
     index.add_argument("folder", nargs="?", metavar="DIR", help="transcripts folder (default ~/.claude/projects)")
+    index.add_argument("--embed", action="store_true",
+                       help="embed the new exchanges in this process (default: a background job does, "
+                            "when background_embedding is on)")
     index.add_argument("--json", action="store_true", help="print JSON")
     index.set_defaults(func=run_index)
 
@@ -79,14 +82,15 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
         conn.close()
         print(f"no transcripts in {root} yet: the history index {path} is empty")
         return 0
-    from pao_core.progress import Progress  # not needed until this runs: start-up stays light
+    from pao_agents.spec.progress import Progress  # not needed until this runs: start-up stays light
 
+    later = _embed_later(options, config.home, root) if options.semantic and not args.embed else None
     try:
         with Progress(f"indexing {root}") as progress:
             report = index_transcripts(
-                conn, root, embed=options.semantic, guard=_indexing_lock(path),
-                on_file=lambda read: progress.update(f"{read} files read"),
-                progress=lambda done, total: progress.update(f"embedding exchanges for semantic search: {done} of {total}"),
+                conn, root, embed=options.semantic and later is None, guard=_indexing_lock(path),
+                on_file=lambda read, total: progress.count(read, total, "files read"),
+                progress=lambda done, total: progress.count(done, total, "exchanges embedded"),
             )
     except HistoryIndexError as exc:
         raise PaoError(str(exc)) from None
@@ -101,9 +105,33 @@ def run_index(args: argparse.Namespace, config: PaoConfig) -> int:
             f"indexed {report.exchanges_added} exchanges from {report.files_read} of {report.files_seen} files"
             f" in {report.elapsed_s:.2f} s ({report.malformed_lines} malformed lines skipped) into {path}"
         )
-        if report.exchanges_embedded:
-            print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
+    if report.exchanges_embedded and not args.json:
+        print(f"embedded {report.exchanges_embedded} exchanges in {report.embed_s:.2f} s (semantic search)")
+    if later is not None and _lacking_vectors(path):
+        later()
+        if not args.json:
+            print("vectors for semantic search: embedding in the background; lexical search finds them now")
     return 0
+
+
+def _lacking_vectors(path: Path) -> bool:
+    from pao_historyworker.index import connect, vector_stats  # on use: start-up stays light
+
+    conn = connect(path)
+    try:
+        exchanges = conn.execute("SELECT count(*) FROM exchanges").fetchone()[0]
+        return bool(exchanges) and vector_stats(conn, exchanges)["vectors"] < exchanges
+    finally:
+        conn.close()
+
+
+def _embed_later(options: HistoryOptions, home: Path, root: Path):  # type: ignore[no-untyped-def]
+    """What starts the background job that embeds what this run indexes (None: embed here)."""
+    from pao_embeddings import later  # not needed until this runs: start-up stays light
+
+    if not later.enabled(options.background_embedding) or not later.embeddings_available():
+        return None
+    return lambda: later.embed_later("history", ["history", "index", str(root.absolute()), "--embed"], home)
 
 
 @contextlib.contextmanager

@@ -308,14 +308,14 @@ def index_transcripts(
     *,
     embed: bool = True,
     progress: Callable[[int, int], None] | None = None,
-    on_file: Callable[[int], None] | None = None,
+    on_file: Callable[[int, int], None] | None = None,
     guard: ContextManager[object] | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the transcripts under ``root`` (incrementally).
 
     ``guard`` is held while transcripts are read (the indexing lock, ``fresh.lock_for``).
     With ``embed`` and the ``embeddings`` extra installed, exchanges without a vector get
-    one; ``progress(done, total)`` is called as they are embedded, ``on_file(read)`` as
+    one; ``progress(done, total)`` is called as they are embedded, ``on_file(read, total)`` as
     each new or grown transcript file is read.
     """
     started = time.monotonic()
@@ -330,7 +330,7 @@ def index_transcripts(
             read += 1
             added, lines, malformed = added + done[0], lines + done[1], malformed + done[2]
             if on_file:
-                on_file(read)
+                on_file(read, len(todo.changed))
         removed = forget_files(conn, todo.gone)
         finish(conn, changed=bool(read or removed))
     embedded = _embed(conn, progress) if embed else None
@@ -373,4 +373,4 @@ def vector_stats(conn: sqlite3.Connection, exchanges: int, semantic: bool = True
     vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] if recipe == RECIPE else 0
     return {"vectors": vectors, "vector_model": recipe,
             "semantic_search": retrieval_mode(enabled=semantic, vectors=vectors, items=exchanges, what="exchanges",
-                                              refresh="run 'pao history index'")}
+                                              refresh="run 'pao history index --embed'")}

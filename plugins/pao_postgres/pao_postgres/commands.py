@@ -15,9 +15,9 @@ from pao_core.errors import PaoError, ValidationError
 from pao_core.output import print_json
 from pao_core.models import Provenance, by_agent, parse_timestamp
 from pao_core.sanitize import clean, clean_inline, clean_item, strip_controls
-from pao_postgres import BACKEND_NAME
+from pao_postgres import BACKEND_NAME, writes
+from pao_postgres.writes import open_store
 from pao_postgres.backend import LongtermBackend
-from pao_postgres.store.filesync import sync
 from pao_postgres.items import observation_too_long
 from pao_postgres.mcpfile import memory_lines, read_memory_file
 from pao_postgres.searcher.provenance import attach
@@ -25,9 +25,7 @@ from pao_postgres.options import MODES, LongtermOptions, memory_file
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
-    from pao_core.progress import Progress
     from pao_postgres.store.longterm import LongtermStore
-    from pao_postgres.store.vectors import RefreshReport
 
 READ_DEADLINE = 10.0
 
@@ -39,11 +37,7 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="create the schema and its indexes (idempotent)")
     init.add_argument("--json", action="store_true", help="print JSON")
     init.set_defaults(func=run_init)
-
-    load = actions.add_parser("import", help="import an MCP memory-server JSONL file (idempotent)")
-    load.add_argument("file", metavar="FILE", type=Path, help="the memory.jsonl file")
-    load.add_argument("--json", action="store_true", help="print JSON")
-    load.set_defaults(func=run_import)
+    writes.add_write_commands(actions)
 
     add = actions.add_parser("add", help="append one observation to an entity (created when new)")
     add.add_argument("entity", metavar="ENTITY", help="the entity's name")
@@ -74,10 +68,6 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--json", action="store_true", help="print JSON")
     review.set_defaults(func=run_review)
 
-    follow = actions.add_parser("sync", help="bring the store up to date with the MCP memory file now")
-    follow.add_argument("--json", action="store_true", help="print JSON")
-    follow.set_defaults(func=run_sync)
-
     searcher = actions.add_parser("searcher", help="the warm searcher of a server store: whether it runs, or stop it")
     searcher.add_argument("action", choices=("status", "stop"), help="status: this store's; stop: every one of yours")
     searcher.add_argument("--json", action="store_true", help="print JSON")
@@ -91,23 +81,6 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--raw-unredacted", action="store_true",
                         help="show text as stored, secrets NOT redacted (never give this to an agent)")
     search.set_defaults(func=run_search)
-
-
-def refresh_vectors(store: LongtermStore, progress: Progress | None = None) -> RefreshReport:
-    """After a write: embed what is new or changed (shown on ``progress``), drop what is gone."""
-    from pao_postgres.store.vectors import refresh_vectors as refresh  # not needed until this runs: start-up stays light
-
-    def embedded(done: int, total: int) -> None:
-        if progress is not None:
-            progress.update(f"embedding observations for semantic search: {done:,} of {total:,}")
-
-    return refresh(store, embedded)
-
-
-def open_store(config: PaoConfig) -> LongtermStore:
-    from pao_postgres.store.longterm import LongtermStore  # SQLAlchemy: loaded only by the commands that use the store
-
-    return LongtermStore(config.options("backends", BACKEND_NAME, LongtermOptions), config.home)
 
 
 def run_init(args: argparse.Namespace, config: PaoConfig) -> int:
@@ -127,38 +100,8 @@ def load_corpus(corpus: Path, config: PaoConfig) -> str | None:
         return None
     store = open_store(config)
     counts = store.import_memory(read_memory_file(memory_file))
-    vectors = refresh_vectors(store)
+    vectors = writes.refresh_vectors(store)
     return f"{memory_file.name}: {counts.entities} entities, {counts.observations} observations ({vectors.mode})"
-
-
-def run_import(args: argparse.Namespace, config: PaoConfig) -> int:
-    from pao_core.progress import Progress  # the progress display: only for this command
-
-    with Progress(f"importing {args.file}") as progress:
-        memory = read_memory_file(args.file)
-        store = open_store(config)
-        progress.update(f"{memory.observation_count} observations of {len(memory.entities)} entities")
-        counts = store.import_memory(memory)
-        vectors = refresh_vectors(store, progress)
-    report = {
-        "file": str(args.file),
-        "store": store.describe(),
-        "added": {"entities": counts.entities, "observations": counts.observations, "relations": counts.relations},
-        "vectors": {"embedded": vectors.embedded, "removed": vectors.removed, "retrieval": vectors.mode},
-        "in_file": {
-            "entities": len(memory.entities),
-            "observations": memory.observation_count,
-            "relations": len(memory.relations),
-        },
-    }
-    if args.json:
-        print_json(report)
-    else:
-        print(
-            f"imported {args.file} into {report['store']}: {counts.entities} entities, "
-            f"{counts.observations} observations, {counts.relations} relations added"
-        )
-    return 0
 
 
 def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
@@ -170,7 +113,7 @@ def run_add(args: argparse.Namespace, config: PaoConfig) -> int:
         raise ValidationError(f"memory add: {observation_too_long(args.text)}")
     store = open_store(config)
     item = store.add(args.entity, args.text, args.entity_type)
-    refresh_vectors(store)
+    writes.refresh_vectors(store)
     if args.json:
         print_json(item_json(item))
     else:
@@ -251,7 +194,7 @@ def run_review(args: argparse.Namespace, config: PaoConfig) -> int:
     if args.keep or args.forget:
         settle(store, args.keep, args.forget)
         if args.forget:
-            refresh_vectors(store)  # a forgotten fact's vector goes with it
+            writes.refresh_vectors(store)  # a forgotten fact's vector goes with it
         if args.json:
             print_json({"kept": sorted(set(args.keep)), "forgotten": sorted(set(args.forget))})
         else:
@@ -309,7 +252,7 @@ def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
     if not (removed.entities or removed.observations):
         what = f"no observation {shown(args.observation)} of" if args.observation is not None else "no entity named"
         raise PaoError(f"memory forget: {what} {shown(args.entity)} in {store.describe()}; nothing removed")
-    refresh_vectors(store)  # a forgotten observation's vector goes with it
+    writes.refresh_vectors(store)  # a forgotten observation's vector goes with it
     if args.json:
         print_json({"entity": clean(args.entity), "removed": {"entities": removed.entities,
                     "observations": removed.observations, "relations": removed.relations}})
@@ -317,32 +260,6 @@ def run_forget(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"forgot {removed.observations} observation of {shown(args.entity)}")
     else:
         print(f"forgot {shown(args.entity)}: {removed.observations} observations, {removed.relations} relations")
-    return 0
-
-
-def run_sync(args: argparse.Namespace, config: PaoConfig) -> int:
-    store = open_store(config)
-    path = memory_file(store.options)
-    if path is None:
-        raise PaoError("memory sync: no memory file: set [backends.longterm] memory_file, PAO_MEMORY_FILE or MEMORY_FILE_PATH")
-    report = sync(store.options, store.home, path)
-    if report.note:
-        raise PaoError(f"memory sync: {report.note}")
-    vectors = refresh_vectors(store)  # also what a sync before a search synced (pao_embeddings.later runs this for it)
-    if args.json:
-        print_json({"file": report.file, "store": store.describe(), "synced": report.synced,
-                    "added": dict(report.added), "removed": dict(report.removed), "embedded": vectors.embedded})
-        return 0
-    if not report.synced:
-        print(f"{store.describe()} is up to date with {report.file}")
-    else:
-        a, r = report.added, report.removed
-        print(f"synced {report.file} into {store.describe()}: added {a.get('entities', 0)} entities, "
-              f"{a.get('observations', 0)} observations, {a.get('relations', 0)} relations; removed "
-              f"{r.get('entities', 0)} entities, {r.get('observations', 0)} observations, {r.get('relations', 0)} relations")
-    if vectors.embedded:
-        plural = "" if vectors.embedded == 1 else "s"
-        print(f"embedded {vectors.embedded} observation{plural} in {vectors.elapsed_s:.2f} s (semantic search)")
     return 0
 
 

@@ -7,6 +7,8 @@ second eval corpus (188 observations), whose vectors the test session caches.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 
@@ -65,7 +67,7 @@ def test_a_store_without_vectors_searches_lexically_until_the_next_write(longter
     longterm.pao("memory", "import", str(MEMORY))
     longterm.configure()
     stats = longterm.pao_json("memory", "stats")
-    assert stats["retrieval"] == "lexical only: none of the 188 observations has a vector yet (run 'pao memory sync' or 'pao memory import' again)"
+    assert stats["retrieval"] == "lexical only: none of the 188 observations has a vector yet (run 'pao memory embed')"
     assert CRASH_RELEASE not in ids(longterm, PARAPHRASE)
     longterm.pao("memory", "add", "ferrypass", "Widget for the home screen shows the next ferry.")
     assert longterm.pao_json("memory", "stats")["retrieval"] == "semantic + lexical (all-MiniLM-L6-v2)"
@@ -182,3 +184,31 @@ def test_cells_group_what_is_alike() -> None:
     found = cells.assign(points, cells.train(points, 4))
     # the same partition as the true groups, whatever the cells' numbering
     assert len({(int(a), int(b)) for a, b in zip(labels, found)}) == 4
+
+
+def test_an_import_is_searchable_lexically_at_once_and_the_background_job_embeds_it(
+    longterm: Longterm, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The import writes rows only; its vectors come from one background job (``pao memory embed``)
+    that waits for the importing process (this one, at most WAIT_S), then runs on idle CPU."""
+    from pao_embeddings.later import WAIT_S
+
+    monkeypatch.setenv("PAO_BACKGROUND_EMBEDDING", "1")
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text(json.dumps({"type": "entity", "name": "billing", "entityType": "service", "observations": [
+        "keeps user sessions in valkey", "bills customers on the first of the month",
+        "retries failed card payments three times"]}) + "\n")
+    started = time.monotonic()
+    report = longterm.pao_json("memory", "import", str(memory))
+    assert report["added"]["observations"] == 3
+    assert report["vectors"]["embedded"] == 0 and report["vectors"]["background"]["job_started"] is True
+    assert "valkey" in json.dumps(longterm.pao_json("memory", "search", "where are sessions kept")["items"])
+    if time.monotonic() - started < WAIT_S - 2:  # the job still waits for this process: nothing embedded yet
+        assert longterm.pao_json("memory", "stats")["retrieval"].startswith("lexical only: none of the 3 observations")
+    log = Path(os.environ["PAO_HOME"]) / "background" / "longterm.log"
+    deadline = time.monotonic() + 90
+    while "exit " not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    said = log.read_text()
+    assert said.count("pao memory embed") == 1 and "embedded 3 observations" in said and "exit 0" in said, said
+    assert longterm.pao_json("memory", "stats")["retrieval"].startswith("semantic + lexical (")

@@ -71,6 +71,7 @@ def refresh_vectors(store: LongtermStore, progress: Callable[[int, int], None] |
                 f"DELETE FROM {names['vectors']} WHERE observation_id NOT IN (SELECT {names['o_id']} FROM {names['obs']})"
             )
     wanted = [(oid, entity, content) for oid, entity, content in current if stored.get(oid) != digest(entity, content)]
+    wanted.sort(key=lambda row: len(row[1]) + len(row[2]))  # each chunk's batches of like lengths: little padding
     if wanted:
         encoder = model.shared_encoder()
         for start in range(0, len(wanted), EMBED_CHUNK):
@@ -150,9 +151,9 @@ def retrieval_status(store: LongtermStore, observations: int, deadline: float) -
             vectors = int(meta.get("count", 0))
     if vectors > SCAN_LIMIT and "cells" not in meta:
         return f"lexical only: {vectors:,} vectors, more than the {SCAN_LIMIT:,} a search compares without cells " \
-               "(run 'pao memory import' again)"
+               "(run 'pao memory embed')"
     mode = retrieval_mode(enabled=store.options.semantic, vectors=vectors, items=observations, what="observations",
-                          refresh="run 'pao memory sync' or 'pao memory import' again")
+                          refresh="run 'pao memory embed'")
     if "cells" in meta and mode.startswith("semantic"):
         mode += f"; {search_cells.cell_count(int(meta['cells_trained'])):,} cells, {search_cells.PROBES} read per search"
     return mode
