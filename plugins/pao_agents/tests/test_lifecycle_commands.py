@@ -82,7 +82,7 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
         ("one", "fake", "ready"), ("two", "fake", "ready")
     ]
     code, out, _ = pao("list")
-    assert out.splitlines()[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"]
+    assert out.splitlines()[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "TOPIC", "FOLDER"]
 
     code, _, err = pao("broadcast", "status please")
     assert code == 0, err
