@@ -24,6 +24,7 @@ def repo(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> Path:
     _git(path, "init", "-q", "-b", "main")
     (path / "app.py").write_text("print('one')\n")
     (path / "notes.txt").write_text("notes\n")
+    (path / ".gitignore").write_text(".fake-agent/\nCONTEXT_BRIEFING.md\nAGENTS.md\n")  # the fake CLI's own files
     _git(path, "add", "-A")
     _git(path, "commit", "-qm", "start")
     return path

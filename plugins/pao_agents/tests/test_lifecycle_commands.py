@@ -44,7 +44,7 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     assert "CONTEXT_BRIEFING.md" in (folder / "AGENTS.md").read_text()
     assert pao.plugin.host.preseeded == [str(folder.resolve())]
     assert pao.plugin.written == [(str(folder.resolve()), str(folder.resolve() / "CONTEXT_BRIEFING.md"))]
-    assert [r.name for r in pao.plugin.spawned] == ["api"] and pao.plugin.spawned[0].state == "busy"
+    assert [r.name for r in pao.plugin.spawned] == ["fix-login-bug"] and pao.plugin.spawned[0].state == "busy"
     messages = received(folder)
     assert [m["text"] for m in messages] == ["Task: fix the login bug. Read CONTEXT_BRIEFING.md first."]
     assert record["session_id"] == messages[0]["session"]
