@@ -50,7 +50,7 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     assert record["session_id"] == messages[0]["session"]
     # the window is named after the agent, runs in the folder, with the spawning environment
     panes = pao.tmux("list-panes", "-a", "-F", "#{window_name} #{pane_current_path}").stdout.split()
-    assert panes == ["api", str(folder.resolve())]
+    assert panes == ["fix-login-bug", str(folder.resolve())]
     screen = pao.tmux("capture-pane", "-p", "-t", record["target"].split(":")[1]).stdout
     assert "PAO_TEST_MARKER=from-the-spawning-process-71" in screen
 
