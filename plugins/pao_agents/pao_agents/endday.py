@@ -160,16 +160,21 @@ def _said(args: argparse.Namespace, result: Killed) -> str:
 
 
 def _report_one(args: argparse.Namespace, result: Killed) -> int:
-    from pao_agents.commands import record_json  # loaded with the agents already
-
     if result.routed:
         return 0
     if args.json:
         extra = {"branch": result.branch} if args.clean else {}
-        print_json({"action": "forget" if args.forget else "kill", "agent": record_json(result.record), **extra})
+        print_json({"action": "forget" if args.forget else "kill", "agent": _stored(result.record), **extra})
     else:
         _say(_said(args, result))
     return 0
+
+
+def _stored(record: Any) -> dict[str, Any]:
+    """The agent's record as ``pao list --json`` has it (not observed: it is gone)."""
+    from pao_core.models import converter  # records: loaded with the agents already
+
+    return converter.unstructure(record)
 
 
 # -- diff and finish ------------------------------------------------------------------------------------
@@ -229,9 +234,7 @@ def run_finish(args: argparse.Namespace, config: PaoConfig) -> int:
     if not args.keep:
         done.append(f"branch {worktree['branch']} {branch}" if branch == "deleted" else f"branch kept: {branch}")
     if args.json:
-        from pao_agents.commands import record_json  # loaded with the agents already
-
-        print_json({"action": "finish", "agent": record_json(record), "merged": merged, "commits": ahead,
+        print_json({"action": "finish", "agent": _stored(record), "merged": merged, "commits": ahead,
                     "branch": branch, "discarded": len(pending)})
     else:
         _say(f"finished {args.name}: " + "; ".join(done))
