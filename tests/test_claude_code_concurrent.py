@@ -68,4 +68,4 @@ def test_five_concurrent_spawns_keep_claude_json_whole(
 
     listing = subprocess.run([sys.executable, "-m", "pao_core", "list", "--json"], env=env, capture_output=True,
                              text=True, timeout=60, check=True)
-    assert sorted(row["name"] for row in json.loads(listing.stdout)["agents"]) == sorted(f.name for f in folders)
+    assert sorted(row["name"] for row in json.loads(listing.stdout)["agents"]) == sorted(f"tidy-logging-service-{i}" for i in range(AGENTS))  # named from the topic

@@ -105,7 +105,8 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
             stub.delay = 0.0
             until(status, lambda s: s["observed"]["state"] == "ready", timeout=90)
         finally:
-            subprocess.run([sys.executable, str(RUNNER), "kill", "billing"], env=env, capture_output=True, timeout=60)
+            subprocess.run([sys.executable, str(RUNNER), "kill", "fix-billing-exporter-retries"], env=env, capture_output=True,
+                           timeout=60)
             if record.get("pid"):
                 try:
                     os.killpg(os.getpgid(record["pid"]), signal.SIGKILL)

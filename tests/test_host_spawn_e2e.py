@@ -63,11 +63,12 @@ def test_pao_spawn_starts_a_primed_agent_on_each_host(host: str, tmp_path: Path,
 
             listing = _pao(env, "list", "--json")
             assert listing.returncode == 0, listing.stderr
-            assert [(row["name"], row["host"]) for row in json.loads(listing.stdout)["agents"]] == [("billing", host)]
+            listed = [(row["name"], row["host"]) for row in json.loads(listing.stdout)["agents"]]
+            assert listed == [("fix-billing-exporter-retries", host)]  # named from the topic
         finally:
             if record.get("pid"):
                 _end_group(record["pid"])  # pao kill closes the window; Gemini CLI outlives the hang-up
-            _pao(env, "kill", "billing", timeout=30)
+            _pao(env, "kill", "fix-billing-exporter-retries", timeout=30)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 

@@ -201,7 +201,8 @@ def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
                     os.killpg(os.getpgid(record["pid"]), signal.SIGKILL)  # Gemini CLI outlives the hang-up
                 except ProcessLookupError:
                     pass
-            subprocess.run([sys.executable, "-m", "pao_core", "kill", "billing"], env=env, capture_output=True, timeout=60)
+            subprocess.run([sys.executable, "-m", "pao_core", "kill", record.get("name", "look-up-billing-exporter")], env=env,
+                           capture_output=True, timeout=60)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 

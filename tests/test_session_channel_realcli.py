@@ -159,7 +159,7 @@ def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_p
     run("kill", "tidy", "--clean")
     assert not tree.exists() and _snapshot(folder) == before
     branches = subprocess.run(["git", "-C", str(folder), "branch", "--list", "pao/tidy"], capture_output=True, text=True).stdout
-    assert "pao/tidy" in branches, "the agent's branch (its commits) stays"
+    assert "pao/tidy" not in branches, "the agent committed nothing: its empty branch goes with the worktree"
 
 
 def test_a_permission_prompt_makes_the_agent_waiting_from_its_notification_hook(

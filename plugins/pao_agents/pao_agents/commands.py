@@ -17,7 +17,7 @@ from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_agents.agentdir import RECEIPT_TIMEOUT
 from pao_agents.light import observed_json, print_listing, remember_checked
-from pao_core.output import plain, print_json
+from pao_core.output import print_json
 
 if TYPE_CHECKING:
     from pao_agents.lifecycle import Agents, Observation
@@ -64,8 +64,10 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
 
     _add_process_commands(subparsers, config)
 
+    from pao_agents.endday import add_commands  # kill, diff, finish
     from pao_agents.trust import add_command  # its parser only: the command's code loads on use
 
+    add_commands(subparsers)
     add_command(subparsers)
 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
@@ -103,9 +105,8 @@ def _add_spawn(subparsers: argparse._SubParsersAction, config: PaoConfig) -> Non
 
 
 def _add_process_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
-    """The commands that end, pause, resume or checkpoint one agent's process."""
+    """The commands that pause, resume or checkpoint one agent's process."""
     for command, help_text, func in (
-        ("kill", "end an agent's process and forget it", run_kill),
         ("pause", "checkpoint an agent and end its process; 'pao resume' brings it back", run_pause),
         ("resume", "relaunch a paused or dead agent, continuing its session", run_resume),
         ("checkpoint", "save an agent's screen, session id and briefing for a later resume", run_checkpoint),
@@ -117,16 +118,6 @@ def _add_process_commands(subparsers: argparse._SubParsersAction, config: PaoCon
         if command == "resume":
             parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                                 help=f"how long to wait for the agent to be ready (default {spawn_options(config).ready_timeout:g})")
-        if command == "kill":
-            parser.add_argument(
-                "--forget", action="store_true",
-                help="only forget the agent: leave its process and window alone (say, its terminal plugin is gone)",
-            )
-            parser.add_argument(
-                "--clean", action="store_true",
-                help="also remove what pao added for the agent: its worktree (spawn --worktree; refused while it has "
-                     "uncommitted changes) and the CLI's trust entries for its folder",
-            )
 
 
 def _seconds(text: str) -> float:
@@ -262,9 +253,9 @@ def run_status(args: argparse.Namespace, config: PaoConfig) -> int:
             data["screen"] = observation.screen
         print_json(data)
         return 0
-    for key, value in record_json(observation.record).items():
-        print(f"{key:<14}{plain(value)}")
-    print(f"{'observed':<14}{observation.state}{': ' + plain(observation.reason) if observation.reason else ''}")
+    from pao_agents.statusview import print_status  # loaded on use, not at start-up
+
+    print_status(record_json(observation.record, observation))
     if args.screen:
         sys.stdout.write(observation.screen)
     return 0
@@ -310,13 +301,6 @@ def run_broadcast(args: argparse.Namespace, config: PaoConfig) -> int:
             _say(f"{name}: {error}" if error else f"sent to {name}")
     if failed:
         raise PaoError(f"broadcast failed for {len(failed)} of {len(outcome)} agents: {', '.join(failed)}")
-    return 0
-
-
-def run_kill(args: argparse.Namespace, config: PaoConfig) -> int:
-    record = _agents(config).kill(args.name, forget_only=args.forget, clean=args.clean)
-    message = f"forgot {record.name} (its process, if any, was left running)" if args.forget else f"killed {record.name}"
-    _done(args, "forget" if args.forget else "kill", message, record)
     return 0
 
 

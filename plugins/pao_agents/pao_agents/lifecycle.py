@@ -76,7 +76,9 @@ class Agents(AgentContext):
         """
         if not self.runs_here(record):
             return Observation(record, "unknown", f"runs on machine {record.machine}", source="machine")
-        driver = None if record.state == "paused" else self.driver(record.terminal)
+        driver = None if record.state == "paused" else self._usable_driver(record.terminal)
+        if isinstance(driver, str):  # the registry is readable all the same: say what cannot be checked, and why
+            return Observation(record, "unknown", f"not verified: {driver}", source="terminal")
         alive = driver is not None and bool(record.target) and driver.is_alive(record.target)
         state, reason, source, receipt = observed_state(record.state, record.extra, record.session_id, alive)
         if not alive or not (show_screen and source == "hooks" or with_screen and source == "screen"):
@@ -86,6 +88,14 @@ class Agents(AgentContext):
             return Observation(record, state, reason, screen, source, receipt)
         verdict = self.reader(record.host).classify(screen)
         return Observation(record, verdict.state, verdict.reason, screen)
+
+    def _usable_driver(self, terminal: str) -> TerminalDriver | str:
+        """The agent's terminal driver, or why it cannot be asked here (its plugin is gone, tmux is not installed)."""
+        try:
+            driver = self.driver(terminal)
+        except ValidationError as exc:
+            return str(exc)
+        return driver.availability() or driver
 
     def refresh(self, observation: Observation) -> AgentRecord:
         """Store an observed state that differs from the record's (never overriding ``paused``), unless the
@@ -143,20 +153,21 @@ class Agents(AgentContext):
                          f"{2 * receipt_timeout:.0f} s (the submit key was pressed again once); 'pao status {name}' "
                          "shows its screen")
 
-    def kill(self, name: str, *, forget_only: bool = False, clean: bool = False) -> AgentRecord:
+    def kill(self, name: str, *, forget_only: bool = False, clean: bool = False, discard: bool = False) -> AgentRecord:
         """End the agent's process and forget it, with its checkpoint and what pao wrote for it; ``forget_only``: only forget it.
 
         ``clean`` also removes the agent's worktree (``spawn --worktree``), and refuses,
         before ending anything, when the worktree holds uncommitted changes; and it removes the
         trust entries pao's pre-seed added for the agent's folder, unless another agent of the same
-        host still runs in that folder.
+        host still runs in that folder. ``discard`` (``pao finish --discard``) removes the worktree with
+        its uncommitted changes.
         """
         record = self.registry.get(name) if forget_only else self.here(name)
         worktree = record.extra.get("worktree")
         if clean:
             from pao_agents.worktrees import uncommitted  # loaded on use, not at start-up
 
-            changes = uncommitted(worktree) if worktree else None
+            changes = uncommitted(worktree) if worktree and not discard else None
             if changes:
                 raise ValidationError(
                     f"agent {quoted(name)}'s worktree {worktree['root']} has {len(changes)} uncommitted change(s);"
@@ -179,7 +190,7 @@ class Agents(AgentContext):
         if clean and worktree:
             from pao_agents.worktrees import remove_worktree  # loaded on use, not at start-up
 
-            remove_worktree(worktree)
+            remove_worktree(worktree, discard=discard)
         return self.registry.remove(name)
 
     def _untrust(self, record: AgentRecord) -> None:

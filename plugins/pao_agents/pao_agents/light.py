@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pao_agents.agentdir import EVENTS, newest_state, read_events, session_receipt
-from pao_core.output import print_json, print_table
+from pao_core.output import plain, print_json, print_table
 from pao_core.paths import cache_path, config_path, home_path, host_name
 
 OWN_PLUGINS = {"pao_registry_stores": {"pao_agents.registry", "pao_postgres.hooks"},
@@ -45,6 +45,8 @@ CHECKED = "list-config.json"
 REMEMBERED = 8
 """How many checked configurations are kept (one per ``PAO_HOME`` and configuration file in use)."""
 LIST_FIELDS = ("host", "terminal")
+TOPIC_WIDTH = 40
+"""The most of an agent's topic a list shows (``pao list --json`` and ``pao status`` have all of it)."""
 GONE = "its process or terminal is gone"
 TEXT, MAYBE_TEXT = (str,), (str, type(None))
 STATES = frozenset({"starting", "ready", "busy", "waiting", "blocked", "paused", "dead"})
@@ -94,14 +96,22 @@ def print_listing(entries: Sequence[Mapping[str, Any]], here: str, as_json: bool
 
 
 def list_header(fields: Sequence[str] = LIST_FIELDS) -> list[str]:
-    return ["NAME", "STATE", *map(str.upper, fields), "AGE", "FOLDER"]
+    return ["NAME", "STATE", *map(str.upper, fields), "AGE", "TOPIC", "FOLDER"]
 
 
 def _row(entry: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
     state, reason = entry["observed"]["state"], entry["observed"]["reason"]
-    shown = state + (f" ({reason})" if reason and state == "blocked" else "")
+    shown = state + (f" ({reason})" if reason and state in ("blocked", "unknown") else "")
     created = dt.datetime.fromisoformat(entry["created_at"])
-    return [entry["name"], shown, *(str(entry[field]) for field in fields), age_text(created), entry["folder"]]
+    return [entry["name"], shown, *(str(entry[field]) for field in fields), age_text(created), topic_cell(entry["topic"]),
+            entry["folder"]]
+
+
+def topic_cell(topic: Any) -> str:
+    """An agent's topic in a table cell: one line, no control or escape sequence (a registry is not trusted), at
+    most :data:`TOPIC_WIDTH` characters."""
+    text = " ".join(plain(topic).split())
+    return text if len(text) <= TOPIC_WIDTH else text[:TOPIC_WIDTH - 1].rstrip() + "…"
 
 
 def age_text(created: dt.datetime) -> str:

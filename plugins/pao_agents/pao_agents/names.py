@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Iterable
 
@@ -105,6 +106,28 @@ def name_from_folder(folder: str) -> str:
     base = re.sub(r"[^A-Za-z0-9_-]+", "-", os.path.basename(folder.rstrip("/")))
     base = re.sub(r"-{2,}", "-", base).lstrip("_-").rstrip("-")
     return base[:56] or "agent"
+
+
+TOPIC_WORDS = 4
+TOPIC_NAME_LENGTH = 40
+_FILLER = frozenset({"a", "an", "the", "to", "of", "and", "or", "in", "on", "for", "at", "with", "my", "our", "this",
+                     "that", "please", "some", "it"})
+
+
+def name_from_topic(topic: str) -> str | None:
+    """A valid agent name from the topic's first words (``fix the billing retries`` -> ``fix-billing-retries``):
+    letters and digits (accents dropped), lower case, no filler words, at most 4 words and 40 characters; ``None``
+    when the topic has no such word (the folder's name is used then)."""
+    ascii_text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode()
+    words = [word.lower() for word in re.findall(r"[A-Za-z0-9]+", ascii_text)]
+    words = [word for word in words if word not in _FILLER] or words
+    name = ""
+    for word in words[:TOPIC_WORDS]:
+        longer = f"{name}-{word}" if name else word[:TOPIC_NAME_LENGTH]
+        if len(longer) > TOPIC_NAME_LENGTH:
+            break
+        name = longer
+    return name or None
 
 
 def unique_name(base: str, taken: Iterable[str]) -> str:

@@ -32,7 +32,7 @@ def _environment() -> dict[str, str]:
 def _run(git: str, folder: str, args: list[str], timeout: float,
          settings: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     overrides = [word for setting in (*SAFE, *settings) for word in ("-c", setting)]
-    return subprocess.run([git, *overrides, "-C", folder, *args], capture_output=True, text=True,
+    return subprocess.run([git, *overrides, "-C", folder, *args], capture_output=True, text=True, errors="replace",
                           timeout=timeout, check=False, env=_environment(), stdin=subprocess.DEVNULL)
 
 

@@ -252,7 +252,7 @@ def validate(
         if chosen in agents.registry.names():
             raise ValidationError(f"an agent named {chosen!r} already exists (pick another --name)")
     else:
-        base = names.name_from_folder(real_folder)
+        base = names.name_from_topic(topic) or names.name_from_folder(real_folder)
         chosen = names.unique_name(base, agents.registry.names())
     host_agent = agents.host(host or spawn_options(config).host)
     driver = agents.driver(terminal or spawn_options(config).terminal)

@@ -43,7 +43,7 @@ def _clients(pao: Pao) -> list[str]:
 
 def test_attach_from_another_tmux_nests_a_client_and_returns_on_detach(pao: Pao, outer) -> None:
     for name in ("one", "two"):
-        code, _, err = pao("spawn", "look around", "--folder", str(pao.folder(name)), "--no-nudge")
+        code, _, err = pao("spawn", "look around", "--folder", str(pao.folder(name)), "--name", name, "--no-nudge")
         assert code == 0, err
         assert f"pao: attach with: pao attach {name}\n" in err
     assert _clients(pao) == []
@@ -57,7 +57,7 @@ def test_attach_from_another_tmux_nests_a_client_and_returns_on_detach(pao: Pao,
 
 def test_attach_inside_paos_own_tmux_switches_the_client(pao: Pao, outer) -> None:
     for name in ("one", "two"):
-        assert pao("spawn", "look around", "--folder", str(pao.folder(name)), "--no-nudge")[0] == 0
+        assert pao("spawn", "look around", "--folder", str(pao.folder(name)), "--name", name, "--no-nudge")[0] == 0
     # a client of pao's server, looking at agent one, in the outer server's pane
     outer("send-keys", "-t", "user", f"env -u TMUX tmux -L {pao.socket} attach -t %0", "Enter")
     _until(lambda: _clients(pao) == ["pao one"], "the user's client on agent one")
@@ -70,7 +70,7 @@ def test_attach_inside_paos_own_tmux_switches_the_client(pao: Pao, outer) -> Non
 def test_attach_names_what_is_wrong(pao: Pao) -> None:
     code, _, err = pao("attach", "nobody")
     assert (code, err) == (1, "pao: no agent named 'nobody' (see 'pao list')\n")
-    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--no-nudge")[0] == 0
+    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--name", "one", "--no-nudge")[0] == 0
     code, _, err = pao("attach", "one")  # pytest's stdin is no terminal: said in one line, before tmux is asked
     assert code == 1 and err.startswith("pao: cannot attach pao-test-") and err.count("\n") == 1, err
     assert err.endswith(": this is not a terminal (run pao attach in one)\n"), err

@@ -30,5 +30,5 @@ def test_two_spawns_into_one_folder_leave_one_block_and_a_whole_briefing(pao: Pa
     briefing = (folder / "CONTEXT_BRIEFING.md").read_text()
     assert verify(briefing)  # its footer's hash matches its body: one writer's whole file
     assert briefing.startswith("# Context briefing: task ")
-    assert sorted(record.name for record in JsonRegistry(pao.home).list()) == ["shared-repo", "shared-repo-2"]
+    assert sorted(record.name for record in JsonRegistry(pao.home).list()) == ["task-1", "task-2"]
     assert sorted(p.name for p in folder.iterdir()) == [".fake-agent", "CLAUDE.md", "CONTEXT_BRIEFING.md"]

@@ -175,7 +175,7 @@ def test_let_cli_ask_leaves_the_dialog_to_the_user_and_says_so(pao: Pao, monkeyp
     assert "trust" in record["extra"]["waiting_for"] and "hooks.SessionStart" in record["extra"]["waiting_for"]
     assert f"pao attach {record['name']}" in record["extra"]["waiting_for"]
     assert record["extra"]["trust"]["preseeded"] is False
-    assert ("cloned", "starting", "waiting") in recorder.changes, "no state change for the notifier"
+    assert ("look-around", "starting", "waiting") in recorder.changes, "no state change for the notifier"
 
 
 def test_kill_clean_removes_only_what_pao_added_and_only_when_no_other_agent_needs_it(pao: Pao) -> None:

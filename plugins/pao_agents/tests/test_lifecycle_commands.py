@@ -29,7 +29,7 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     code, out, err = pao("spawn", "fix the login bug in ./code/api", "--json")
     assert code == 0, err
     record = json.loads(out)
-    assert record["name"] == "api"
+    assert record["name"] == "fix-login-bug"  # from the topic's words, not the folder's name
     assert record["folder"] == str(folder.resolve())
     assert record["topic"] == "fix the login bug"
     assert record["host"] == "fake" and record["state"] == "busy"
@@ -44,13 +44,13 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
     assert "CONTEXT_BRIEFING.md" in (folder / "AGENTS.md").read_text()
     assert pao.plugin.host.preseeded == [str(folder.resolve())]
     assert pao.plugin.written == [(str(folder.resolve()), str(folder.resolve() / "CONTEXT_BRIEFING.md"))]
-    assert [r.name for r in pao.plugin.spawned] == ["api"] and pao.plugin.spawned[0].state == "busy"
+    assert [r.name for r in pao.plugin.spawned] == ["fix-login-bug"] and pao.plugin.spawned[0].state == "busy"
     messages = received(folder)
     assert [m["text"] for m in messages] == ["Task: fix the login bug. Read CONTEXT_BRIEFING.md first."]
     assert record["session_id"] == messages[0]["session"]
     # the window is named after the agent, runs in the folder, with the spawning environment
     panes = pao.tmux("list-panes", "-a", "-F", "#{window_name} #{pane_current_path}").stdout.split()
-    assert panes == ["api", str(folder.resolve())]
+    assert panes == ["fix-login-bug", str(folder.resolve())]
     screen = pao.tmux("capture-pane", "-p", "-t", record["target"].split(":")[1]).stdout
     assert "PAO_TEST_MARKER=from-the-spawning-process-71" in screen
 
@@ -58,9 +58,10 @@ def test_spawn_runs_every_step_and_nudges(pao: Pao, monkeypatch: pytest.MonkeyPa
 def test_no_nudge_and_derived_names_are_unique(pao: Pao) -> None:
     pao.folder("svc")
     first = pao("spawn", "look around", "--folder", "svc", "--no-nudge", "--json")
-    second = pao("spawn", "look again", "--folder", "svc", "--no-nudge", "--json")
-    assert first[0] == 0 and second[0] == 0, first[2] + second[2]
-    assert [json.loads(first[1])["name"], json.loads(second[1])["name"]] == ["svc", "svc-2"]
+    second = pao("spawn", "Look around!", "--folder", "svc", "--no-nudge", "--json")
+    third = pao("spawn", "!!!", "--folder", "svc", "--no-nudge", "--json")  # no word to name it by: the folder's name
+    assert first[0] == 0 and second[0] == 0 and third[0] == 0, first[2] + second[2] + third[2]
+    assert [json.loads(out)["name"] for _, out, _ in (first, second, third)] == ["look-around", "look-around-2", "svc"]
     assert json.loads(first[1])["state"] == "ready"
     assert "7 nudge" not in first[2]
     assert received(pao.workdir / "svc") == []
@@ -68,7 +69,7 @@ def test_no_nudge_and_derived_names_are_unique(pao: Pao) -> None:
 
 def test_send_list_status_broadcast_kill(pao: Pao) -> None:
     for name in ("one", "two"):
-        assert pao("spawn", "wait", "--folder", str(pao.folder(name)), "--no-nudge")[0] == 0
+        assert pao("spawn", "wait", "--folder", str(pao.folder(name)), "--name", name, "--no-nudge")[0] == 0
     hostile = "a; kill-server ; Enter C-c $(rm -rf /) `id` 'quoted' \"dq\""
     code, _, err = pao("send", "one", hostile)
     assert code == 0, err
@@ -81,7 +82,7 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
         ("one", "fake", "ready"), ("two", "fake", "ready")
     ]
     code, out, _ = pao("list")
-    assert out.splitlines()[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"]
+    assert out.splitlines()[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "TOPIC", "FOLDER"]
 
     code, _, err = pao("broadcast", "status please")
     assert code == 0, err
@@ -106,7 +107,7 @@ def test_send_list_status_broadcast_kill(pao: Pao) -> None:
 
 
 def test_long_and_multiline_text_goes_through_a_placeholder(pao: Pao) -> None:
-    assert pao("spawn", "wait", "--folder", str(pao.folder("big")), "--no-nudge")[0] == 0
+    assert pao("spawn", "wait", "--folder", str(pao.folder("big")), "--name", "big", "--no-nudge")[0] == 0
     text = "\n".join(f"line {i}: " + "x" * 60 for i in range(40))
     code, _, err = pao("send", "big", text)
     assert code == 0, err
@@ -115,14 +116,14 @@ def test_long_and_multiline_text_goes_through_a_placeholder(pao: Pao) -> None:
 
 def test_a_swallowed_enter_is_pressed_once_more(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_SWALLOW_ENTER", "1")
-    code, _, err = pao("spawn", "do it", "--folder", str(pao.folder("deaf")))
+    code, _, err = pao("spawn", "do it", "--folder", str(pao.folder("deaf")), "--name", "deaf")
     assert code == 0, err
     assert [m["text"] for m in received(pao.workdir / "deaf")] == ["Task: do it. Read CONTEXT_BRIEFING.md first."]
 
 
 def test_enter_never_taken_is_one_clear_error(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_SWALLOW_ENTER", "5")
-    assert pao("spawn", "x", "--folder", str(pao.folder("stuck")), "--no-nudge")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("stuck")), "--name", "stuck", "--no-nudge")[0] == 0
     started = time.monotonic()
     code, _, err = pao("send", "stuck", "hello there")
     assert code != 0
@@ -133,7 +134,7 @@ def test_enter_never_taken_is_one_clear_error(pao: Pao, monkeypatch: pytest.Monk
 def test_blocked_dialog_bails_at_once_and_cleans_up(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_DIALOG", "1")
     started = time.monotonic()
-    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("wary")))
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("wary")), "--name", "wary")
     assert code != 0
     assert time.monotonic() - started < 5  # far below the 15 s ready timeout
     assert err.strip().splitlines()[-1] == (
@@ -146,7 +147,7 @@ def test_blocked_dialog_bails_at_once_and_cleans_up(pao: Pao, monkeypatch: pytes
 
 def test_agent_exiting_at_start_is_reported(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_EXIT", "fatal: cannot reach the model service")
-    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("crash")))
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("crash")), "--name", "crash")
     assert code != 0
     assert err.strip().splitlines()[-1] == "pao: crash exited before it was ready: fatal: cannot reach the model service"
     assert _registry(pao).list() == []
@@ -154,7 +155,7 @@ def test_agent_exiting_at_start_is_reported(pao: Pao, monkeypatch: pytest.Monkey
 
 def test_checkpoint_pause_resume_and_resume_after_death(pao: Pao) -> None:
     folder = pao.folder("keep")
-    assert pao("spawn", "remember", "--folder", str(folder))[0] == 0
+    assert pao("spawn", "remember", "--folder", str(folder), "--name", "keep")[0] == 0
     assert pao("send", "keep", "second message")[0] == 0
     session = received(folder)[0]["session"]
 
@@ -203,10 +204,10 @@ def test_checkpoint_pause_resume_and_resume_after_death(pao: Pao) -> None:
 
 
 def test_monitor_shows_states(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert pao("spawn", "x", "--folder", str(pao.folder("calm")), "--no-nudge")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("calm")), "--name", "calm", "--no-nudge")[0] == 0
     monkeypatch.setenv("FAKE_AGENT_BUSY", "30")
-    assert pao("spawn", "x", "--folder", str(pao.folder("toiling")))[0] == 0
-    assert pao("spawn", "x", "--folder", str(pao.folder("gone")), "--no-nudge")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("toiling")), "--name", "toiling")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("gone")), "--name", "gone", "--no-nudge")[0] == 0
     pao.tmux("kill-window", "-t", _registry(pao).get("gone").target.split(":")[1])
     code, out, _ = pao("monitor", "--json")
     states = {a["name"]: a["observed"]["state"] for a in json.loads(out)["agents"]}
@@ -250,7 +251,7 @@ def test_bad_input_is_one_line_and_starts_nothing(pao: Pao, args: list[str], mes
 
 
 def test_duplicate_name_and_dead_server(pao: Pao) -> None:
-    assert pao("spawn", "x", "--folder", str(pao.folder("dup")), "--no-nudge")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("dup")), "--name", "dup", "--no-nudge")[0] == 0
     code, _, err = pao("spawn", "y", "--folder", str(pao.folder("other")), "--name", "dup")
     assert code != 0 and err.strip() == "pao: an agent named 'dup' already exists (pick another --name)"
     assert not (pao.workdir / "other" / "CONTEXT_BRIEFING.md").exists()
@@ -271,7 +272,7 @@ def test_concurrent_pao_processes_never_lose_an_agent(pao: Pao) -> None:
     results = [(p.wait(timeout=60), p.stderr.read()) for p in procs]
     assert all(code == 0 for code, _ in results), results
     names = sorted(r.name for r in _registry(pao).list())
-    assert names == ["shared", "shared-2", "shared-3", "shared-4", "shared-5"]
+    assert names == ["together", "together-2", "together-3", "together-4", "together-5"]
     windows = sorted(pao.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split())
     assert windows == names
 
@@ -279,14 +280,14 @@ def test_concurrent_pao_processes_never_lose_an_agent(pao: Pao) -> None:
     spawners = [pao.subprocess("spawn", "more", "--folder", "shared", "--name", f"late-{i}", "--no-nudge") for i in range(2)]
     for proc in killers + spawners:
         assert proc.wait(timeout=60) == 0, proc.stderr.read()
-    assert sorted(r.name for r in _registry(pao).list()) == ["late-0", "late-1", "shared-4", "shared-5"]
+    assert sorted(r.name for r in _registry(pao).list()) == ["late-0", "late-1", "together-4", "together-5"]
 
 
 def test_an_agent_that_never_gets_ready_costs_its_timeout(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     (pao.home.parent / "config.toml").write_text('[spawn]\nhost = "fake"\nready_timeout = 1.0\n')
     monkeypatch.setenv("FAKE_AGENT_START_DELAY", "30")
     started = time.monotonic()
-    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")))
+    code, _, err = pao("spawn", "x", "--folder", str(pao.folder("slow")), "--name", "slow")
     assert code != 0
     assert time.monotonic() - started < 1.0 + 10  # the deadline, plus start-up and clean-up on a loaded machine
     assert err.strip().splitlines()[-1] == (
@@ -299,7 +300,7 @@ def test_send_to_a_busy_agent_waits_for_the_text_to_leave_the_input(pao: Pao, mo
     """Activity on a screen that was already busy proves nothing: the first Enter is lost here."""
     monkeypatch.setenv("FAKE_AGENT_BUSY", "30")
     monkeypatch.setenv("FAKE_AGENT_SWALLOW_BUSY_ENTER", "1")
-    assert pao("spawn", "x", "--folder", str(pao.folder("toil")))[0] == 0  # busy for 30 s from the nudge
+    assert pao("spawn", "x", "--folder", str(pao.folder("toil")), "--name", "toil")[0] == 0  # busy for 30 s from the nudge
     code, _, err = pao("send", "toil", "queued while busy")
     assert code == 0, err
     assert received(pao.workdir / "toil")[-1]["text"] == "queued while busy"
@@ -311,7 +312,7 @@ def test_monitor_refreshes_until_interrupted(pao: Pao) -> None:
 
     from pao_testing.lifecycle.fixtures import RUN_PAO
 
-    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--no-nudge")[0] == 0
+    assert pao("spawn", "x", "--folder", str(pao.folder("watched")), "--name", "watched", "--no-nudge")[0] == 0
     log = pao.workdir / "monitor.out"
     with open(log, "w") as out:
         monitor = subprocess.Popen([sys.executable, RUN_PAO, "monitor", "--interval", "0.2"], cwd=pao.workdir,
@@ -363,7 +364,7 @@ def test_send_waits_for_the_cli_s_receipt_of_the_prompt(pao: Pao) -> None:
     """An agent whose CLI reports events: ``send`` succeeds only once the CLI reported that prompt submitted
     (UserPromptSubmit), pressing the submit key once more in between; without it, one line and exit 1."""
     folder = pao.folder("rx")
-    assert pao("spawn", "wait", "--folder", str(folder), "--no-nudge")[0] == 0
+    assert pao("spawn", "wait", "--folder", str(folder), "--name", "rx", "--no-nudge")[0] == 0
     registry = _registry(pao)
     agent_dir = pao.home / "agents" / "rx"
     agent_dir.mkdir(parents=True, exist_ok=True)

@@ -193,8 +193,8 @@ def test_live_dead_waiting_and_paused_agents_print_alike_by_either_path(tmux_soc
     assert listed["waiting"]["delivery"] == {"channel": "system-prompt", "receipt": "2025-11-30T10:53:20+00:00"}
     assert listed["waiting"]["extra"]["nested"] == {"keys": [1, "two", None]} and listed["waiting"]["pid"] == 4242
     table = run("list").stdout.splitlines()
-    assert table[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "FOLDER"]
-    assert ["waiting", "waiting", "claude-code", "tmux", "3d", "/srv/waiting"] in [line.split() for line in table]
+    assert table[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "TOPIC", "FOLDER"]
+    assert ["waiting", "waiting", "claude-code", "tmux", "3d", "fix", "it", "/srv/waiting"] in [line.split() for line in table]
 
 
 @pytest.mark.parametrize("unknown", ["elsewhere", "terminal-app", "unreadable", "older", "bad-target"])

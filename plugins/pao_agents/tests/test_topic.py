@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pao_core.errors import ValidationError
-from pao_agents.names import check_name, name_from_folder, numbered, resolve_folder, split_topic, unique_name
+from pao_agents.names import (check_name, name_from_folder, name_from_topic, numbered, resolve_folder, split_topic,
+                              unique_name)
 from pao_core.topic import reject_control
 
 
@@ -93,3 +94,14 @@ def test_control_characters(char: str) -> None:
     with pytest.raises(ValidationError, match="control character"):
         reject_control(f"a{char}b", "the text", allow_newlines=True)
     assert reject_control("a\nb\tc", "the text", allow_newlines=True) == "a\nb\tc"
+
+
+def test_names_come_from_the_topic_s_words() -> None:
+    assert name_from_topic("fix billing retries") == "fix-billing-retries"
+    assert name_from_topic("Fix the login bug, please!") == "fix-login-bug"
+    assert name_from_topic("rename the café über-module and then ship it") == "rename-cafe-uber-module"
+    assert name_from_topic("a") == "a"  # nothing but filler: the filler it is
+    assert name_from_topic("!!! ???") is None and name_from_topic("日本語") is None  # the folder's name, then
+    long = name_from_topic("x" * 300 + " more")
+    assert long == "x" * 40 and check_name(numbered(long, 9999)) == long + "-9999"
+    assert check_name(name_from_topic("; rm -rf / $(id) `x` ../etc/passwd")) == "rm-rf-id-x"

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -97,7 +98,8 @@ class MonitorApp(App[None]):
         self.rows = rows
         table.clear()
         for row in rows:
-            table.add_row(*row.cells(), key=row.observation.record.name)
+            # Text, not str: a str cell is read as Rich markup, and a topic ("[link=...]") is anyone's text
+            table.add_row(*map(Text, row.cells()), key=row.observation.record.name)
         names = [row.observation.record.name for row in rows]
         if selected in names:
             table.move_cursor(row=names.index(selected))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
     monitor = subparsers.add_parser(
         "monitor", help="every agent in one interactive list: attach, send, pause, resume, kill",
-        description="On a terminal: a list of every agent (machine, host, state, age, last event), refreshed; "
+        description="On a terminal: a list of every agent (machine, host, state, age, last event, topic), refreshed; "
         "keys: a attach, s send, p pause, r resume, k kill, q quit. Elsewhere, or with --once/--json: a table.",
     )
     monitor.add_argument("--once", action="store_true", help="print the table once and exit")

@@ -10,14 +10,14 @@ import attrs
 
 from pao_agents.spec import machine_name
 from pao_agents.spec import EVENTS, read_events
-from pao_agents.spec import age_text
+from pao_agents.spec import age_text, topic_cell
 from pao_core.output import print_table
 from pao_core.sanitize import strip_controls
 
 if TYPE_CHECKING:
     from pao_agents.spec import Agents, Observation
 
-COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "FOLDER")
+COLUMNS = ("NAME", "MACHINE", "HOST", "STATE", "AGE", "LAST EVENT", "TOPIC", "FOLDER")
 
 
 @attrs.frozen
@@ -28,9 +28,9 @@ class Row:
 
     def cells(self) -> tuple[str, ...]:
         record, seen = self.observation.record, self.observation
-        state = seen.state + (f" ({seen.reason})" if seen.reason and seen.state == "blocked" else "")
+        state = seen.state + (f" ({seen.reason})" if seen.reason and seen.state in ("blocked", "unknown") else "")
         return (record.name, self.machine, record.host, state, age_text(record.created_at), self.last_event or "-",
-                record.folder)
+                topic_cell(record.topic), record.folder)
 
 
 def observe_all(agents: Agents) -> list[Row]:

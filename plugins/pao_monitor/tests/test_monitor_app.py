@@ -47,7 +47,7 @@ def _cells(app: MonitorApp) -> dict[str, list[str]]:
 
 def test_the_list_shows_every_agent_and_keys_act_on_the_selected_one(pao: Pao) -> None:
     for name in ("one", "two"):
-        assert pao("spawn", "look around", "--folder", str(pao.folder(name)), "--no-nudge")[0] == 0
+        assert pao("spawn", "look around", "--folder", str(pao.folder(name)), "--name", name, "--no-nudge")[0] == 0
     registry = JsonRegistry(pao.home)
 
     async def drive() -> None:
@@ -55,7 +55,7 @@ def test_the_list_shows_every_agent_and_keys_act_on_the_selected_one(pao: Pao) -
         async with app.run_test(size=(160, 30)) as pilot:
             await _until(pilot, lambda: set(_cells(app)) == {"one", "two"}, "both agents listed")
             one = _cells(app)["one"]
-            assert one[2:4] == ["fake", "ready"] and one[6] == str(pao.workdir / "one")
+            assert one[2:4] == ["fake", "ready"] and one[6:8] == ["look around", str(pao.workdir / "one")]
             assert one[1]  # the machine
 
             await pilot.press("down")  # select "two"
@@ -86,7 +86,7 @@ def test_the_list_shows_every_agent_and_keys_act_on_the_selected_one(pao: Pao) -
 
 
 def test_an_action_that_fails_is_shown_and_the_monitor_keeps_running(pao: Pao) -> None:
-    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--no-nudge")[0] == 0
+    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--name", "one", "--no-nudge")[0] == 0
 
     async def drive() -> None:
         app = MonitorApp(_agents(pao), interval=0.5)
@@ -101,7 +101,7 @@ def test_an_action_that_fails_is_shown_and_the_monitor_keeps_running(pao: Pao) -
 
 
 def test_attach_key_in_a_real_terminal_returns_to_the_monitor(pao: Pao) -> None:
-    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--no-nudge")[0] == 0
+    assert pao("spawn", "look around", "--folder", str(pao.folder("one")), "--name", "one", "--no-nudge")[0] == 0
     outer_socket = f"pao-outer-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
     def outer(*args: str) -> subprocess.CompletedProcess[str]:

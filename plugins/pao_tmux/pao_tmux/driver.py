@@ -304,19 +304,35 @@ def _tmux_version(binary: str) -> tuple[int, int] | None:
 
 
 def _end_process_tree(pid: int, *, grace: float) -> None:
-    """SIGTERM a process and its descendants, SIGKILL whatever is left after ``grace`` seconds."""
+    """SIGTERM a process and its descendants, SIGKILL whatever is left after ``grace`` seconds.
+
+    A process counts as ended once it is a zombie: its parent (the tmux server, or init for the
+    orphaned descendants) reaps it when it gets to it, which psutil's ``wait_procs`` would wait
+    for, polling up to the whole grace twice (the 3-5.6 s a kill cost). Each round polls every
+    few milliseconds until the last one is gone.
+    """
     import psutil  # only this path needs it: start-up stays light
+
+    from pao_core.waiting import poll_until  # only this path needs it: start-up stays light
 
     try:
         root = psutil.Process(pid)
         tree = [root, *root.children(recursive=True)]
     except psutil.Error:
         return
-    for process in tree:
-        with contextlib.suppress(psutil.Error):
-            process.terminate()
-    _, alive = psutil.wait_procs(tree, timeout=grace)
-    for process in alive:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(alive, timeout=grace)
+    for signal_all in (psutil.Process.terminate, psutil.Process.kill):
+        for process in tree:
+            with contextlib.suppress(psutil.Error):
+                signal_all(process)
+        if poll_until(lambda: not any(_running(process) for process in tree), grace, first=0.002, cap=0.02):
+            return
+
+
+def _running(process: Any) -> bool:
+    """Whether ``process`` (the one started, not a reused pid) still runs: not gone, not a zombie."""
+    import psutil  # loaded by the caller already
+
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -160,6 +160,32 @@ def test_kill_ends_a_process_tree_that_ignores_hangup(driver: TmuxDriver, tmp_pa
         assert _eventually(lambda pid=pid: not _running(pid)), f"process {pid} survived pao kill"
 
 
+def test_kill_returns_once_the_tree_has_ended_not_after_its_grace(tmp_path: Path) -> None:
+    """Ended processes stay zombies until their parent (tmux, init) reaps them: that is ended, not a reason to
+    wait out the grace (each kill cost 3-5.6 s); a process that ignores SIGTERM still gets SIGKILL after it."""
+    socket = f"pao-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    driver = TmuxDriver(TmuxOptions(socket=socket, kill_grace=3.0))
+    try:
+        tree = driver.spawn("tree", str(tmp_path), ["sh", "-c", "sleep 60 & sleep 60 & exec sleep 60"], dict(os.environ))
+        stubborn = driver.spawn("stubborn", str(tmp_path), [sys.executable, "-c", "import signal, time; "
+                                "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('deaf', flush=True); time.sleep(60)"],
+                                dict(os.environ))
+        assert _eventually(lambda: "deaf" in driver.read(stubborn))
+        import psutil
+
+        assert _eventually(lambda: driver.pid(tree) is not None and len(psutil.Process(driver.pid(tree)).children()) == 2)
+        deaf_pid = driver.pid(stubborn)
+        started = time.monotonic()
+        driver.kill(tree)
+        assert time.monotonic() - started < 1.0
+        started = time.monotonic()
+        driver.kill(stubborn)
+        assert 3.0 <= time.monotonic() - started < 5.0 and not _running(deaf_pid)
+        assert _tmux(driver, "list-windows", "-a", "-F", "#{window_name}").split() == []
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

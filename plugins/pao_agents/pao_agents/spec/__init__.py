@@ -46,7 +46,7 @@ _PUBLIC = {
     **dict.fromkeys(("check_name", "name_from_folder", "numbered"), "pao_agents.names"),
     **dict.fromkeys(("Agents", "Observation"), "pao_agents.lifecycle"),
     **dict.fromkeys(("record_json", "show_list"), "pao_agents.commands"),
-    **dict.fromkeys(("age_text",), "pao_agents.light"),
+    **dict.fromkeys(("age_text", "topic_cell"), "pao_agents.light"),
     **dict.fromkeys(("ScreenReader", "last_words"), "pao_agents.readiness"),
     **dict.fromkeys(("Helper", "helper"), "pao_agents.forked"),
     **dict.fromkeys(("LISTED_EVENT",), "pao_agents.mcpwait"),
