@@ -47,7 +47,8 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 SETTINGS = "claude-settings.json"
 SETTINGS_LIMIT = 1024 * 1024
 """A settings file larger than this is not read for ``disableAllHooks``."""
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Notification")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "StopFailure",
+               "Notification")
 """The events whose hooks append to the agent's event log (docs/hosts.md: what each one means for its state)."""
 
 _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
