@@ -25,7 +25,7 @@ NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")
 _INPUT = re.compile(r"^[│\s]{0,3}[❯>](?:" + NBSP + r"(?P<text>.*?))?[\s│]*$")
 _NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
-_RETRYING = re.compile(r"^.*\bRetrying in \d+.*$", re.MULTILINE)
+_RETRYING = re.compile(r"^.*\bretrying in \d+.*$", re.MULTILINE | re.IGNORECASE)
 _OUTPUT = re.compile(r"^\s*(?:[●⎿]|[>❯] \S)")
 """A line the conversation starts an entry with: the assistant's ``●``, a result's ``⎿``, the user's prompt."""
 
@@ -144,6 +144,9 @@ class ClaudeCodeScreens(ReadinessDetector):
 
     def classify(self, screen: str) -> ScreenVerdict | None:
         box = input_box(screen)
+        retrying = _RETRYING.search(screen)
+        if retrying:  # the spinner still says "esc to interrupt": the request failed and waits to be sent again
+            return ScreenVerdict("failed", "Claude Code retries a failed API request: " + quoted(retrying.group()), self.name)
         for blocker in BLOCKERS:
             if blocker.dialog and box is not None:
                 continue
@@ -151,9 +154,6 @@ class ClaudeCodeScreens(ReadinessDetector):
                 return ScreenVerdict(blocker.state, blocker.reason, self.name)  # even if it exited: say why
         if _NUMBERED_CHOICE.search(screen):
             return ScreenVerdict("waiting", "Claude Code waits for a choice in a menu", self.name)
-        retrying = _RETRYING.search(screen)
-        if retrying:
-            return ScreenVerdict("failed", "Claude Code retries a failed API request: " + quoted(retrying.group()), self.name)
         if "esc to interrupt" in screen:
             return ScreenVerdict("busy", None, self.name)
         error = api_error(screen, box)
