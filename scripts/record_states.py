@@ -38,7 +38,7 @@ ASK = ("AskUserQuestion", {"questions": [{"question": "Which database should the
                                               {"label": "PostgreSQL", "description": "the shared server"},
                                               {"label": "SQLite", "description": "a local file"}]}]})
 TOOLS = {"claude-code": ("Bash", {"command": "touch pao-stub-file", "description": "Create a file"}),
-         "codex": ("shell", {"command": ["touch", "/pao-stub-file"], "sandbox_permissions": "require_escalated",
+         "codex": ("shell_command", {"command": "touch /pao-stub-file", "sandbox_permissions": "require_escalated",
                              "justification": "write outside the workspace"}),
          "gemini": ("run_shell_command", {"command": "touch pao-stub-file"})}
 TRIGGER = "please use the tool"
@@ -49,7 +49,7 @@ CASES: dict[str, tuple[str, str | None, str, bool, str | None, str]] = {
     "busy": ("busy", None, "slow", True, "think hard", "event:UserPromptSubmit|screen:esc to"),
     "waiting-permission": ("waiting", "permission", "tool", True, TRIGGER, "event:PermissionRequest|screen:Allow|screen:Do you want|screen:Waiting for user"),
     "waiting-question": ("waiting", "question", "ask", True, TRIGGER, "screen:PostgreSQL"),
-    "failed-400": ("failed", "400", "400", True, "say hi", "event:StopFailure|screen:400|screen:rror"),
+    "failed-400": ("failed", "invalid request", "400", True, "say hi", "event:StopFailure|screen:400|screen:rror"),
     "failed-refused": ("failed", "connect", "refused", True, "say hi", "screen:etry|screen:rror|screen:Unable to connect"),
     "blocked-trust": ("blocked", "trust", "ok", False, None, "screen:trust"),
     "idle-prompt": ("ready", None, "ok", True, "say hi", "event:Notification"),
@@ -141,6 +141,19 @@ def record(cli: str, version: str, case: str) -> None:
         finally:
             tmux.close()
     save(cli, version, case, label, reason, screen, events, case.startswith("hooks-off") or not events)
+    _keep_transcript(OUT / f"{cli}-{version}" / f"{case}.json", events)
+
+
+def _keep_transcript(snapshot_file: Path, events: str) -> None:
+    """The end (last 4 entries) of the transcript the newest Stop event names, kept with the snapshot: what
+    pao reads of it (the replay points the event at this copy)."""
+    stops = [json.loads(line)["event"] for line in events.splitlines() if '"hook_event_name":"Stop"' in line]
+    path = stops[-1].get("transcript_path") if stops else None
+    if not path or not Path(path).is_file():
+        return
+    snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
+    snapshot["transcript"] = {"path": path, "tail": "".join(Path(path).read_text(encoding="utf-8").splitlines(True)[-4:])}
+    snapshot_file.write_text(json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def launch(cli, version, case, stub, home, folder, agent, preseed):

@@ -36,12 +36,15 @@ def readers():
     return lambda host: ScreenReader.for_host(host, detectors, plugins)
 
 
-def replay(snapshot: dict, readers, tmp_path: Path):
-    log = tmp_path / "events.jsonl"
-    log.write_text(snapshot["events"], encoding="utf-8")
+def replay(snapshot: dict, readers, tmp_path: Path, *, with_screen: bool = True):
+    log, events = tmp_path / "events.jsonl", snapshot["events"]
+    if snapshot.get("transcript"):  # the end of the transcript the Stop event named, as recorded
+        (tmp_path / "transcript.jsonl").write_text(snapshot["transcript"]["tail"], encoding="utf-8")
+        events = events.replace(json.dumps(snapshot["transcript"]["path"]), json.dumps(str(tmp_path / "transcript.jsonl")))
+    log.write_text(events, encoding="utf-8")
     events = read_events(log) if snapshot["source"] == "hooks" else []
     seen = readers(snapshot["cli"]).classify(snapshot["screen"])
-    return agent_state(events, (seen.state, seen.reason))
+    return agent_state(events, (seen.state, seen.reason) if with_screen else None)
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -70,3 +73,11 @@ def test_snapshots_were_recorded_not_written() -> None:
         assert snapshot["source"] in ("hooks", "screen")
         if snapshot["source"] == "hooks":  # the hook's own line format, as agentdir.append_command writes it
             assert all(line.startswith('{"event":{') and '"at":' in line for line in snapshot["events"].splitlines())
+
+
+def test_hooks_alone_tell_a_turn_that_ended_in_an_api_error(readers, tmp_path: Path) -> None:
+    """What ``pao list`` sees (no screen): Claude Code 2.1's StopFailure, 2.0's Stop with the transcript's API error."""
+    for name in ("claude-code-2.0.77", "claude-code-2.1.332"):
+        snapshot = _load(STATES / name / "failed-400.json")
+        verdict = replay(snapshot, readers, tmp_path, with_screen=False)
+        assert verdict is not None and verdict.state == "failed" and "invalid request" in verdict.reason, (name, verdict)

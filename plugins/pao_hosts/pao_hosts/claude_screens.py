@@ -25,7 +25,9 @@ NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")
 _INPUT = re.compile(r"^[│\s]{0,3}[❯>](?:" + NBSP + r"(?P<text>.*?))?[\s│]*$")
 _NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
-_RETRYING = re.compile(r"^.*\bretrying in \d+.*$", re.MULTILINE | re.IGNORECASE)
+_RETRYING = re.compile(r"(?:^\s*⎿.*\n)?^.*\bretrying in \d+.*$", re.MULTILINE | re.IGNORECASE)
+"""2.1: ``✻ Connection refused ... · retrying in 1s · attempt 2/10``; 2.0: ``⎿  Unable to connect to API
+(ECONNREFUSED)`` with ``Retrying in 3 seconds… (attempt 4/10)`` below it (both lines quoted)."""
 _OUTPUT = re.compile(r"^\s*(?:[●⎿]|[>❯] \S)")
 """A line the conversation starts an entry with: the assistant's ``●``, a result's ``⎿``, the user's prompt."""
 
