@@ -145,10 +145,10 @@ def record(cli: str, version: str, case: str) -> None:
 
 
 def _keep_transcript(snapshot_file: Path, events: str) -> None:
-    """The end (last 4 entries) of the transcript the newest Stop event names, kept with the snapshot: what
-    pao reads of it (the replay points the event at this copy)."""
-    stops = [json.loads(line)["event"] for line in events.splitlines() if '"hook_event_name":"Stop"' in line]
-    path = stops[-1].get("transcript_path") if stops else None
+    """The end (last 4 entries) of the transcript the newest event names, kept with the snapshot: what pao reads
+    of it (the replay points the events at this copy)."""
+    named = [json.loads(line)["event"].get("transcript_path") for line in events.splitlines() if "transcript_path" in line]
+    path = named[-1] if named else None
     if not path or not Path(path).is_file():
         return
     snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
@@ -181,6 +181,7 @@ def launch(cli, version, case, stub, home, folder, agent, preseed):
     profile = next(h for h in host_agents(build_plugins(env), load_config(env)) if h.name == cli)
     request = SpawnRequest(topic="state snapshots", folder=str(folder), name="rec", host=cli, agent_dir=str(agent),
                            session_id="6f0c0000-0000-4000-8000-000000000001" if profile.chooses_session_id else None)
+    (folder / profile.context_file).write_text("State-snapshot project notes.\n")  # Gemini's ready screen counts it
     if profile.event_channel:
         (agent / "briefing.md").write_text("State-snapshot project notes.\n")
         for name, text in profile.session_files(request).items():

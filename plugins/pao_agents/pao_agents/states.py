@@ -20,6 +20,7 @@ screen was read, a screen that shows ``failed``, ``waiting`` or ``blocked`` wins
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import stat
@@ -85,6 +86,10 @@ def event_verdict(event: Mapping[str, Any]) -> Verdict:
         error = transcript_error(payload.get("transcript_path"))
         if error is not None:
             return Verdict("failed", f"API error: {quoted(error)}", "transcript")
+    if state == "busy":  # a request retried since (Claude Code 2.0 logs each attempt; no hook reports it)
+        retry = transcript_error(payload.get("transcript_path"), retries_since=event["at"])
+        if retry is not None:
+            return Verdict("failed", retry, "transcript")
     return Verdict(state)
 
 
@@ -114,9 +119,11 @@ def _failure(payload: Mapping[str, Any]) -> str:
     return f"API error {quoted(error)}" + (f": {quoted(message)}" if message else "")
 
 
-def transcript_error(path: Any) -> str | None:
+def transcript_error(path: Any, retries_since: float | None = None) -> str | None:
     """The text of a Claude Code transcript's last assistant entry when it is an API error (``isApiErrorMessage``);
-    ``None`` otherwise. Only a regular file is read (never through a symlink), and only its last ``TRANSCRIPT_TAIL`` bytes."""
+    with ``retries_since``, instead what its newest entry says of a request retried at that time (epoch seconds) or
+    later (a ``system`` ``api_error`` entry); ``None`` otherwise. Only a regular file is read (never through a
+    symlink), and only its last ``TRANSCRIPT_TAIL`` bytes."""
     if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".jsonl"):
         return None
     try:
@@ -134,9 +141,27 @@ def transcript_error(path: Any) -> str | None:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("type") == "assistant":
+        if not isinstance(entry, dict) or entry.get("type") not in ("assistant", "user", "system"):
+            continue
+        if retries_since is not None:
+            return _retry(entry, retries_since)
+        if entry.get("type") == "assistant":
             return _entry_text(entry) if entry.get("isApiErrorMessage") is True else None
     return None
+
+
+def _retry(entry: Mapping[str, Any], since: float) -> str | None:
+    if entry.get("type") != "system" or entry.get("subtype") != "api_error":
+        return None
+    try:
+        at = dt.datetime.fromisoformat(str(entry.get("timestamp")).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+    if at < int(since):  # an earlier turn's
+        return None
+    attempt, most = entry.get("retryAttempt"), entry.get("maxRetries")
+    counted = isinstance(attempt, int) and isinstance(most, int)
+    return "an API request failed and is retried" + (f" (attempt {attempt} of {most})" if counted else "")
 
 
 def _entry_text(entry: Mapping[str, Any]) -> str:
@@ -177,6 +202,8 @@ def agent_state(events: Iterable[Mapping[str, Any]], screen: tuple[str, str | No
     if screen is not None and screen[0] not in (None, "unknown"):
         if hooked is None or screen_fills_in(hooked.state, screen[0]):
             return Verdict(screen[0], screen[1], "screen")
+        if hooked.source == "transcript" and screen[0] == hooked.state and screen[1]:
+            return Verdict(screen[0], screen[1], "screen")  # the screen quotes the error the transcript only counts
     return hooked
 
 

@@ -81,3 +81,10 @@ def test_hooks_alone_tell_a_turn_that_ended_in_an_api_error(readers, tmp_path: P
         snapshot = _load(STATES / name / "failed-400.json")
         verdict = replay(snapshot, readers, tmp_path, with_screen=False)
         assert verdict is not None and verdict.state == "failed" and "invalid request" in verdict.reason, (name, verdict)
+
+
+def test_hooks_and_the_transcript_alone_tell_claude_code_2_0_retrying(readers, tmp_path: Path) -> None:
+    """Claude Code 2.0 logs each retried request in its transcript (no hook reports it): ``pao list`` says failed."""
+    snapshot = _load(STATES / "claude-code-2.0.77" / "failed-refused.json")
+    verdict = replay(snapshot, readers, tmp_path, with_screen=False)
+    assert verdict is not None and verdict.state == "failed" and "retried (attempt" in verdict.reason
