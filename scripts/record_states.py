@@ -96,6 +96,8 @@ def make_stub(cli: str, kind: str) -> Any:
         def respond(self, request: Any) -> Reply:
             if kind == "400" and request.method == "POST":
                 return Reply.json(_bad_request(cli), status=400)
+            if cli == "codex" and kind == "tool" and isinstance(request.body, dict) and request.body.get("tools"):
+                self.tool_call = _codex_shell_call(request.body["tools"])
             return super().respond(request)
 
     stub = Stub(delay=60.0 if kind == "slow" else 0.0)
@@ -103,6 +105,23 @@ def make_stub(cli: str, kind: str) -> Any:
         stub.tool_trigger = TRIGGER
         stub.tool_call = ASK if kind == "ask" else TOOLS[cli]
     return stub
+
+
+def _codex_shell_call(tools: list[Any]) -> tuple[str, dict[str, Any]]:
+    """A call of the shell tool Codex offers (its name and parameters differ between versions), asking to run
+    outside the sandbox, so Codex asks the user for approval."""
+    offered = [tool for tool in tools if isinstance(tool, dict) and tool.get("type") == "function"]
+    shell = next((t for t in offered if "exec" in t.get("name", "")), None) or next(
+        (t for t in offered if "shell" in t.get("name", "")), {"name": "shell", "parameters": {}})
+    properties = (shell.get("parameters") or {}).get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for key, schema in properties.items():
+        if key in ("cmd", "command"):
+            arguments[key] = ["touch", "/pao-stub-file"] if schema.get("type") == "array" else "touch /pao-stub-file"
+    for key, value in (("sandbox_permissions", "require_escalated"), ("justification", "write outside the workspace")):
+        if key in properties:
+            arguments[key] = value
+    return shell["name"], arguments
 
 
 def _bad_request(cli: str) -> dict[str, Any]:
