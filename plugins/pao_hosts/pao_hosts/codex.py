@@ -226,7 +226,7 @@ SCREEN = RuleDetector(
             [r"Choose how you want to use Codex", r"Sign in with ChatGPT"],
             "Codex wants a sign-in: configure a model provider with an API key in ~/.codex/config.toml, or run 'codex login'",
         ),
-        ScreenRule("failed", [r"^\s*• Reconnecting\.\.\..*(?:\n.*└.*)?"], "Codex retries a failed API request", quote=True),
+        ScreenRule("failed", [r"^\s*\S Reconnecting\.\.\..*(?:\n.*└.*)?"], "Codex retries a failed API request", quote=True),
         ScreenRule("busy", [r"^\s+loading\s*$"], "Codex is loading its session"),
         ScreenRule("busy", [r"esc to interrupt"], "Codex is working"),
         ScreenRule("failed", [r"^■ .*(?:\n(?!› |• ).*)*(?=\n› [^\n]*(?:\n(?!› |• ).*)*\Z)"],
