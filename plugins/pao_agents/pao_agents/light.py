@@ -104,7 +104,7 @@ def list_header(fields: Sequence[str] = LIST_FIELDS) -> list[str]:
 
 def _row(entry: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
     state, reason = entry["observed"]["state"], entry["observed"]["reason"]
-    shown = state + (f" ({reason})" if reason and state == "blocked" else "")
+    shown = state + (f" ({reason})" if reason and state in ("blocked", "failed") else "")
     created = dt.datetime.fromisoformat(entry["created_at"])
     return [entry["name"], shown, *(str(entry[field]) for field in fields), age_text(created), entry["folder"]]
 
