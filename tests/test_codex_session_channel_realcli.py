@@ -91,7 +91,7 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
             assert "hooks" not in config_before and "hooks" not in (home / ".codex" / "config.toml").read_text(), \
                 "pao's hooks (or their trust) were written into the user's config"
 
-            def status() -> dict:  # the screen classifier raises when asked: only hook events may decide
+            def status() -> dict:  # every screen reads unknown: only hook events may decide
                 return json.loads(pao("status", record["name"], "--json", screen=False).stdout)
 
             idle = until(status, lambda s: s["observed"]["state"] == "ready")

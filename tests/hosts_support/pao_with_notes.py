@@ -18,13 +18,14 @@ from pao_core.cli import main  # noqa: E402
 from pao_core.plugins import get_plugins  # noqa: E402
 
 def _screen_off() -> None:
-    """``PAO_TEST_SCREEN_OFF=1``: reading an agent's state from its screen fails the command."""
+    """``PAO_TEST_SCREEN_OFF=1``: every screen reads ``unknown``, so only the CLI's events can give the state."""
     from pao_agents.readiness import ScreenReader
+    from pao_agents.spec import ScreenVerdict
 
-    def refuse(self, screen):
-        raise AssertionError("the screen classifier was asked for the state")
+    def blind(self, screen):
+        return ScreenVerdict("unknown")
 
-    ScreenReader.classify = refuse
+    ScreenReader.classify = blind
 
 
 if __name__ == "__main__":

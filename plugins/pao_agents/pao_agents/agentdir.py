@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Mapping
 
 from pao_core.files import atomic_write, private_dir
 from pao_core.jsonbound import loads
+from pao_agents.states import STATE_OF_EVENT, event_state, newest_state  # noqa: F401 - their home before states.py
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -46,22 +47,6 @@ EVENT_LIMIT = 16 * 1024
 SYSTEM_PATH = "/usr/bin:/bin"
 """Where a hook's ``sh`` finds ``tr``, ``grep``, ``head`` and ``date`` (Linux, macOS and the BSDs)."""
 
-STATE_OF_EVENT: Mapping[str, str | None] = {
-    # Claude Code and Codex hooks
-    "SessionStart": None,  # session confirmed; the state stays what the spawn recorded (a first prompt: busy)
-    "UserPromptSubmit": "busy",
-    "PreToolUse": "busy",
-    "PostToolUse": "busy",
-    "Stop": "ready",
-    "Notification": "waiting",
-    "PermissionRequest": "waiting",
-    # Codex notify
-    "agent-turn-complete": "ready",
-    # Gemini CLI hooks
-    "BeforeAgent": "busy",
-    "AfterAgent": "ready",
-}
-"""What each CLI event says about the agent (``None``: nothing about busy or idle)."""
 _HOOK_NAME = re.compile(rb'^\{"event": ?\{[^{}]*?"hook_event_name": ?"([A-Za-z_-]{1,64})"')
 _AT_TAIL = re.compile(rb'\}, ?"at": ?([0-9]{1,12}(?:\.[0-9]{1,9})?)\}\r?$')
 
@@ -218,30 +203,6 @@ def _parse_line(line: bytes) -> dict[str, Any] | None:
         return None
     name = event.get("hook_event_name") or event.get("type")
     return {"name": name, "at": float(at), "event": event} if isinstance(name, str) else None
-
-
-def event_state(event: Mapping[str, Any]) -> str | None:
-    """The agent state one event implies, or ``None`` when it says nothing about it."""
-    state = STATE_OF_EVENT.get(event["name"])
-    if state == "waiting" and _is_idle_reminder(event["event"]):
-        return "ready"
-    return state
-
-
-def _is_idle_reminder(payload: Mapping[str, Any]) -> bool:
-    """Claude Code's "waiting for your input" notification: the agent is idle, not asking anything."""
-    kind = payload.get("notification_type")
-    message = str(payload.get("message") or "").lower()
-    return kind == "idle_prompt" or "waiting for your input" in message
-
-
-def newest_state(events: Iterable[Mapping[str, Any]]) -> str | None:
-    """The state of the newest event that implies one, or ``None``."""
-    for event in reversed(list(events)):
-        state = event_state(event)
-        if state is not None:
-            return state
-    return None
 
 
 RECEIPT_TIMEOUT = 10.0

@@ -25,6 +25,7 @@ from pao_agents import agentdir
 from pao_agents.agentdir import EVENTS, RECEIPT_TIMEOUT, prompt_receipt, read_events
 from pao_agents.conversation import SendFailed, send_text, text_marker
 from pao_agents.light import observed_state
+from pao_agents.states import screen_fills_in
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_agents.spec.contracts import McpWiring
@@ -70,9 +71,10 @@ class Agents(AgentContext):
     def observe(self, record: AgentRecord, *, with_screen: bool = True, show_screen: bool = False) -> Observation:
         """The agent's state now: paused, dead, else its CLI's newest event, else the screen's verdict.
 
-        An agent whose CLI reports events (``record.extra["events"]``) is never judged by
-        its screen; ``show_screen`` still captures it for display. Without the screen this is
-        what ``pao list`` shows (:func:`pao_agents.light.observed_state`, shared with its light path).
+        An agent whose CLI reports events (``record.extra["events"]``) takes its state from them; with
+        ``with_screen`` its screen fills in what they do not report (a retried request, a failed turn, a dialog:
+        :func:`pao_agents.states.screen_fills_in`). Without the screen this is what ``pao list`` shows
+        (:func:`pao_agents.light.observed_state`, shared with its light path).
         """
         if not self.runs_here(record):
             return Observation(record, "unknown", f"runs on machine {record.machine}", source="machine")
@@ -81,13 +83,16 @@ class Agents(AgentContext):
             return Observation(record, "unknown", f"not verified: {driver}", source="terminal")
         alive = driver is not None and bool(record.target) and driver.is_alive(record.target)
         state, reason, source, receipt = observed_state(record.state, record.extra, record.session_id, alive)
-        if not alive or not (show_screen and source == "hooks" or with_screen and source == "screen"):
+        fill_in = with_screen and state in ("busy", "ready")  # what hooks do not report: retries, dialogs
+        if not alive or not (show_screen or fill_in or with_screen and source == "screen"):
             return Observation(record, state, reason, source=source, receipt=receipt)
         screen = driver.read(record.target)
-        if source == "hooks":
-            return Observation(record, state, reason, screen, source, receipt)
-        verdict = self.reader(record.host).classify(screen)
-        return Observation(record, verdict.state, verdict.reason, screen)
+        verdict = self.reader(record.host).classify(screen) if with_screen else None
+        if source == "screen" and verdict is not None:
+            return Observation(record, verdict.state, verdict.reason, screen, receipt=receipt)
+        if verdict is not None and screen_fills_in(state, verdict.state):
+            return Observation(record, verdict.state, verdict.reason, screen, "screen", receipt)
+        return Observation(record, state, reason, screen, source, receipt)
 
     def _usable_driver(self, terminal: str) -> TerminalDriver | str:
         """The agent's terminal driver, or why it cannot be asked here (its plugin is gone, tmux is not installed)."""

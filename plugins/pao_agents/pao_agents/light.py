@@ -32,7 +32,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pao_agents.agentdir import EVENTS, newest_state, read_events, session_receipt
+from pao_agents.agentdir import EVENTS, read_events, session_receipt
+from pao_agents.states import newest_verdict
 from pao_core.output import plain, print_json, print_table
 from pao_core.paths import cache_path, config_path, home_path, host_name
 
@@ -49,7 +50,7 @@ TOPIC_WIDTH = 40
 """The most of an agent's topic a list shows (``pao list --json`` and ``pao status`` have all of it)."""
 GONE = "its process or terminal is gone"
 TEXT, MAYBE_TEXT = (str,), (str, type(None))
-STATES = frozenset({"starting", "ready", "busy", "waiting", "blocked", "paused", "dead"})
+STATES = frozenset({"starting", "ready", "busy", "waiting", "blocked", "failed", "paused", "dead"})
 RECORD_FIELDS: Mapping[str, Any] = {
     "name": TEXT, "folder": TEXT, "topic": TEXT, "host": TEXT, "terminal": TEXT, "target": TEXT, "machine": TEXT,
     "state": STATES, "pid": (int, type(None)), "session_id": MAYBE_TEXT, "briefing_hash": MAYBE_TEXT,
@@ -64,16 +65,20 @@ RECORD_FIELDS: Mapping[str, Any] = {
 def observed_state(state: str, extra: Mapping[str, Any], session_id: str | None,
                    alive: bool) -> tuple[str, str | None, str, float | None]:
     """``(state, reason, source, receipt)`` of an agent of this machine, without reading its screen: paused,
-    dead, else its CLI's newest event (``source="hooks"``, with the session's receipt), else its recorded state."""
-    source = "hooks" if extra.get("events") else "screen"
+    dead, else its CLI's newest event that implies a state (``source="hooks"``, with the session's receipt), else
+    its recorded state (``source="screen"``: an agent whose hooks are off, or that reported nothing yet, is read
+    from its screen where the caller reads one)."""
     if state == "paused":
-        return "paused", None, source, None
+        return "paused", None, "hooks" if extra.get("events") else "screen", None
+    if not extra.get("events"):
+        return ("dead", GONE, "screen", None) if not alive else (state, None, "screen", None)
+    events = read_events(Path(extra["agent_dir"], EVENTS))
+    verdict, receipt = newest_verdict(events), session_receipt(events, session_id)
     if not alive:
-        return "dead", GONE, source, None
-    if source == "hooks":
-        events = read_events(Path(extra["agent_dir"], EVENTS))
-        return newest_state(events) or state, None, source, session_receipt(events, session_id)
-    return state, None, source, None
+        return "dead", GONE, "hooks", receipt
+    if verdict is None:
+        return state, None, "screen", receipt
+    return verdict.state or state, verdict.reason, verdict.source, receipt
 
 
 def observed_json(data: dict[str, Any], state: str, reason: str | None, source: str,
@@ -101,7 +106,7 @@ def list_header(fields: Sequence[str] = LIST_FIELDS) -> list[str]:
 
 def _row(entry: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
     state, reason = entry["observed"]["state"], entry["observed"]["reason"]
-    shown = state + (f" ({reason})" if reason and state in ("blocked", "unknown") else "")
+    shown = state + (f" ({reason})" if reason and state in ("blocked", "failed", "unknown") else "")
     created = dt.datetime.fromisoformat(entry["created_at"])
     return [entry["name"], shown, *(str(entry[field]) for field in fields), age_text(created), topic_cell(entry["topic"]),
             entry["folder"]]

@@ -28,8 +28,9 @@ MAX_POLL = 1.0
 FAST_POLL = 0.005
 FAST_FOR = 0.1
 
-# Combination order: any blocked wins, then dead (a detector that sees the process gone), busy, waiting, ready.
-_PRECEDENCE = ("blocked", "dead", "busy", "waiting", "ready")
+# Combination order: any blocked wins, then failed (an API error, a retried request), dead (a detector that sees the
+# process gone), busy, waiting, ready.
+_PRECEDENCE = ("blocked", "failed", "dead", "busy", "waiting", "ready")
 
 
 class AgentBlocked(PaoError):
@@ -143,8 +144,8 @@ def wait_ready(
     def accept(screen: str) -> bool:
         verdict = reader.classify(screen)
         seen.append(verdict)
-        if verdict.state == "blocked":
-            raise AgentBlocked(f"{name} is blocked: {verdict.reason or last_words(screen, notices)}")
+        if verdict.state in ("blocked", "failed"):
+            raise AgentBlocked(f"{name} is {verdict.state}: {verdict.reason or last_words(screen, notices)}")
         # a process still drawing is alive: whether it exited is asked only of a screen that stands still, and not
         # in the fast first tenth of a second (a tmux command each: they would slow the agent's own start)
         still = verdict.state == "dead" or (previous == [screen] and clock() - started >= FAST_FOR)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
@@ -47,8 +48,11 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 SETTINGS = "claude-settings.json"
 SETTINGS_LIMIT = 1024 * 1024
 """A settings file larger than this is not read for ``disableAllHooks``."""
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Notification")
-"""The events whose hooks append to the agent's event log (docs/hosts.md: what each one means for its state)."""
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "Notification")
+"""The events whose hooks append to the agent's event log (docs/lifecycle.md#states: what each one means)."""
+STOP_FAILURE_SINCE = (2, 1, 332)
+"""The first version measured with a StopFailure event (an API error ended the turn). Older ones (2.0.77) refuse
+a settings file naming it, every hook with it: the event is added only where the installed package is this or newer."""
 
 _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -113,8 +117,13 @@ class ClaudeCode(CliProfile):
         """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``."""
         assert request.agent_dir, "session files need the agent's folder"
         hook = {"type": "command", "command": append_command(Path(request.agent_dir, EVENTS)), "timeout": 10}
-        settings = {"hooks": {event: [{"hooks": [hook]}] for event in HOOK_EVENTS}}
+        settings = {"hooks": {event: [{"hooks": [hook]}] for event in self.hook_events()}}
         return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
+
+    def hook_events(self) -> tuple[str, ...]:
+        """:data:`HOOK_EVENTS`, and StopFailure when the installed CLI knows it (read from its package, no CLI runs)."""
+        version = package_version(self.executable()[0])
+        return (*HOOK_EVENTS, "StopFailure") if version is not None and version >= STOP_FAILURE_SINCE else HOOK_EVENTS
 
     def events_silenced(self, folder: str) -> str | None:
         """The settings file that sets ``disableAllHooks: true`` (the folder's project settings, then the user's):
@@ -230,3 +239,15 @@ def pao_host_agents(config: PaoConfig) -> Iterable[ClaudeCode]:
 @agent_hookimpl
 def pao_readiness_detectors(config: PaoConfig) -> Iterable[ClaudeCodeScreens]:
     return [profile(config).detector()]
+
+
+def package_version(program: str) -> tuple[int, ...] | None:
+    """The version of the ``@anthropic-ai/claude-code`` package ``program`` runs from (its ``package.json``, up to
+    three folders above the resolved program), or ``None`` when it is not such a package."""
+    folder = Path(shutil.which(program) or program).resolve().parent
+    for candidate in (folder, *list(folder.parents)[:3]):
+        settings, _ = read_settings(candidate / "package.json")
+        if isinstance(settings, dict) and settings.get("name") == "@anthropic-ai/claude-code":
+            match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", str(settings.get("version")))
+            return tuple(map(int, match.groups())) if match else None
+    return None

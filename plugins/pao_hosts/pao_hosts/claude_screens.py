@@ -19,12 +19,17 @@ from typing import Sequence
 import attrs
 
 from pao_agents.spec import ReadinessDetector
-from pao_agents.spec import ScreenVerdict
+from pao_agents.spec import ScreenVerdict, quoted
 
 NBSP = "\u00a0"
 _RULE = re.compile(r"─{8,}")
 _INPUT = re.compile(r"^[│\s]{0,3}[❯>](?:" + NBSP + r"(?P<text>.*?))?[\s│]*$")
 _NUMBERED_CHOICE = re.compile(r"^[│\s]*❯[ \u00a0]+\d+\.\s", re.MULTILINE)
+_RETRYING = re.compile(r"(?:^\s*⎿.*\n)?^.*\bretrying in \d+.*$", re.MULTILINE | re.IGNORECASE)
+"""2.1: ``✻ Connection refused ... · retrying in 1s · attempt 2/10``; 2.0: ``⎿  Unable to connect to API
+(ECONNREFUSED)`` with ``Retrying in 3 seconds… (attempt 4/10)`` below it (both lines quoted)."""
+_OUTPUT = re.compile(r"^\s*(?:[●⎿]|[>❯] \S)")
+"""A line the conversation starts an entry with: the assistant's ``●``, a result's ``⎿``, the user's prompt."""
 
 ASK_USER_TO_RUN = "run `claude` once yourself in that folder, answer it, then spawn again"
 
@@ -37,6 +42,7 @@ class Blocker:
     needles: tuple[str, ...]
     reason: str
     dialog: bool = True  # only while no input box is shown
+    state: str = "blocked"
 
 
 BLOCKERS: tuple[Blocker, ...] = (
@@ -93,6 +99,7 @@ BLOCKERS: tuple[Blocker, ...] = (
         ("Unable to connect to Anthropic services", "Unable to connect to API", "(ECONNREFUSED)"),
         "Claude Code cannot reach the API (it keeps retrying): check the network, proxy and ANTHROPIC_BASE_URL",
         dialog=False,
+        state="failed",
     ),
 )
 
@@ -109,6 +116,14 @@ def input_box(screen: str) -> tuple[int, str] | None:
             if _RULE.search(below):
                 return index, match.group("text") or ""
     return None
+
+
+def api_error(screen: str, box: tuple[int, str] | None) -> str | None:
+    """The conversation's newest entry above the input box when it is an API error (the turn ended in it)."""
+    lines = screen.splitlines()[: box[0]] if box is not None else []
+    entries = [line.strip() for line in lines if _OUTPUT.match(line)]
+    newest = entries[-1] if entries else ""
+    return newest.lstrip("●⎿ ") if "API Error" in newest else None
 
 
 def input_text(screen: str) -> str | None:
@@ -131,15 +146,21 @@ class ClaudeCodeScreens(ReadinessDetector):
 
     def classify(self, screen: str) -> ScreenVerdict | None:
         box = input_box(screen)
+        retrying = _RETRYING.search(screen)
+        if retrying:  # the spinner still says "esc to interrupt": the request failed and waits to be sent again
+            return ScreenVerdict("failed", "Claude Code retries a failed API request: " + quoted(retrying.group()), self.name)
         for blocker in BLOCKERS:
             if blocker.dialog and box is not None:
                 continue
             if any(needle in screen for needle in blocker.needles):
-                return ScreenVerdict("blocked", blocker.reason, self.name)  # even if it exited: say why
+                return ScreenVerdict(blocker.state, blocker.reason, self.name)  # even if it exited: say why
         if _NUMBERED_CHOICE.search(screen):
             return ScreenVerdict("waiting", "Claude Code waits for a choice in a menu", self.name)
         if "esc to interrupt" in screen:
             return ScreenVerdict("busy", None, self.name)
+        error = api_error(screen, box)
+        if error is not None:
+            return ScreenVerdict("failed", "Claude Code's turn ended in an API error: " + quoted(error), self.name)
         if box is not None:
             if self.footer and self.footer not in "\n".join(screen.splitlines()[box[0] :]):
                 return None  # the footer renders a moment after the box; not ready yet

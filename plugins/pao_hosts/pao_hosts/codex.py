@@ -226,8 +226,12 @@ SCREEN = RuleDetector(
             [r"Choose how you want to use Codex", r"Sign in with ChatGPT"],
             "Codex wants a sign-in: configure a model provider with an API key in ~/.codex/config.toml, or run 'codex login'",
         ),
+        ScreenRule("failed", [r"^\s*\S Reconnecting\.\.\..*(?:\n.*└.*)?"], "Codex retries a failed API request", quote=True),
+        ScreenRule("waiting", [r"Would you like to [^\n]*\?(?:\n.*){0,4}\n\s*\$ .*"], "Codex asks for approval", quote=True),
         ScreenRule("busy", [r"^\s+loading\s*$"], "Codex is loading its session"),
         ScreenRule("busy", [r"esc to interrupt"], "Codex is working"),
+        ScreenRule("failed", [r"^■ .*(?:\n(?!› |• ).*)*(?=\n› [^\n]*(?:\n(?!› |• ).*)*\Z)"],
+                   "Codex's turn ended in an API error", quote=True),
         ScreenRule("ready", [r"^› ", r"\? for shortcuts"]),
     ),
 )

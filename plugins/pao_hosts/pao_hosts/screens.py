@@ -8,7 +8,7 @@ from typing import Sequence
 import attrs
 
 from pao_agents.spec import ReadinessDetector
-from pao_agents.spec import ScreenState, ScreenVerdict
+from pao_agents.spec import ScreenState, ScreenVerdict, quoted
 
 
 def _compile(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
@@ -22,9 +22,15 @@ class ScreenRule:
     state: ScreenState
     patterns: tuple[re.Pattern[str], ...] = attrs.field(converter=_compile)
     reason: str | None = None
+    quote: bool = False
+    """Add what the first pattern matched to the reason, quoted (an error's own words)."""
 
     def matches(self, screen: str) -> bool:
         return all(pattern.search(screen) for pattern in self.patterns)
+
+    def reason_for(self, screen: str) -> str | None:
+        found = self.patterns[0].search(screen) if self.quote else None
+        return f"{self.reason}: {quoted(found.group())}" if found else self.reason
 
 
 @attrs.frozen
@@ -39,5 +45,5 @@ class RuleDetector(ReadinessDetector):
         text = screen.replace("\r", "")
         for rule in self.rules:
             if rule.matches(text):
-                return ScreenVerdict(rule.state, rule.reason, self.name)
+                return ScreenVerdict(rule.state, rule.reason_for(text), self.name)
         return None

@@ -124,3 +124,18 @@ def test_pao_plugins_lists_the_claude_code_plugin(tmp_path: Path) -> None:
 def test_importing_pao_core_stays_light() -> None:
     code = "import sys, pao_core, pao_hosts.claude_code; print(sorted(m for m in sys.modules if m.split('.')[0] in {'libtmux','psycopg','sqlalchemy','requests','pytest'}))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("version", "with_failure"), [("2.0.77", False), ("2.1.332", True), ("2.2.0", True)])
+def test_stop_failure_is_hooked_only_where_the_installed_package_knows_it(tmp_path: Path, version: str,
+                                                                          with_failure: bool) -> None:
+    """2.0.77 refuses a settings file naming StopFailure (every hook of it is lost): measured with the pinned CLI."""
+    package = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code", "version": version}))
+    (package / "cli.js").write_text("")
+    host = ClaudeCode(ClaudeCodeOptions(command=str(package / "cli.js")))
+    request = SpawnRequest(topic="t", folder=str(tmp_path), name="a", host="claude-code", agent_dir=str(tmp_path / "agent"))
+    hooks = json.loads(host.session_files(request)["claude-settings.json"])["hooks"]
+    assert ("StopFailure" in hooks) is with_failure
+    assert {"PreToolUse", "PermissionRequest", "Stop", "Notification"} <= set(hooks)

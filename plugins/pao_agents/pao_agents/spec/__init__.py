@@ -14,9 +14,11 @@ server is written against this package alone:
 * the calls of the agent hooks (:mod:`pao_agents.spec.calls`): ``host_agents(plugins, config)``...;
 * the kit implementers need: starting a process with exactly its environment (``write_spec``,
   ``launcher_argv``, ``discard_spec``, ``agent_environment``), the agent's private folder (``EVENTS``, ``BRIEFING``,
-  ``append_command``, ``read_events``), the registry's helpers (``open_registry``, ``readable``,
-  ``stamped``, ``structure_record``), locked edits of the files hosts and the registry keep (``update_json``,
-  ``lock_for``, ``refuse_symlink``), and the agents themselves (``Agents``, ``Observation``).
+  ``append_command``, ``read_events``), what an agent's events and screen say of its state (``event_state``,
+  ``newest_state``, ``agent_state``, ``quoted``...: :mod:`pao_agents.states`), the registry's helpers
+  (``open_registry``, ``readable``, ``stamped``, ``structure_record``), locked edits of the files hosts and the
+  registry keep (``update_json``, ``lock_for``, ``refuse_symlink``), and the agents themselves (``Agents``,
+  ``Observation``).
 
 Importing it costs nothing: each name is imported from its module on first use.
 """
@@ -47,6 +49,8 @@ _PUBLIC = {
     **dict.fromkeys(("Agents", "Observation"), "pao_agents.lifecycle"),
     **dict.fromkeys(("record_json", "show_list"), "pao_agents.commands"),
     **dict.fromkeys(("age_text", "topic_cell"), "pao_agents.light"),
+    **dict.fromkeys(("Verdict", "agent_state", "event_state", "event_verdict", "newest_state", "newest_verdict",
+                     "quoted", "screen_fills_in"), "pao_agents.states"),
     **dict.fromkeys(("ScreenReader", "last_words"), "pao_agents.readiness"),
     **dict.fromkeys(("Helper", "helper"), "pao_agents.forked"),
     **dict.fromkeys(("LISTED_EVENT",), "pao_agents.mcpwait"),

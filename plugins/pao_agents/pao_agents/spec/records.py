@@ -12,8 +12,8 @@ import attrs
 
 from pao_core.models import as_mapping
 
-ScreenState = Literal["ready", "busy", "waiting", "blocked", "dead", "unknown"]
-AgentState = Literal["starting", "ready", "busy", "waiting", "blocked", "paused", "dead"]
+ScreenState = Literal["ready", "busy", "waiting", "blocked", "failed", "dead", "unknown"]
+AgentState = Literal["starting", "ready", "busy", "waiting", "blocked", "failed", "paused", "dead"]
 
 
 @attrs.frozen
