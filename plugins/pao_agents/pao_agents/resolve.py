@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 
@@ -82,17 +82,25 @@ class AgentContext:
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, readiness_detectors(self.plugins, self.config), self.plugins)
 
-    def set_state(self, name: str, state: str, *, source: str, expected: str | None = None,
-                  **changes: Any) -> AgentRecord:
+    def set_state(self, name: str, state: str | Callable[[AgentRecord], str], *, source: str,
+                  expected: str | None = None, **changes: Any) -> AgentRecord:
         """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did.
-        With ``expected``, only while the stored state still is that one (checked under the registry's lock)."""
+        With ``expected``, only while the stored state still is that one (checked under the registry's lock).
+        ``state`` may be a function of the stored record, called under the lock (the CLI's newest event)."""
+        from pao_agents.eventhook import remember_state  # a hook agent's state file, under the same lock
+
         old: list[str] = []
 
         def edit(previous: AgentRecord) -> AgentRecord:
             old.append(previous.state)
             if expected is not None and previous.state != expected:
                 return previous
-            return previous.changed(state=state, **changes)
+            new = state(previous) if callable(state) else state
+            if callable(state) and new == previous.state and not changes:
+                return previous
+            record = previous.changed(state=new, **changes)
+            remember_state(record)
+            return record
 
         record = self.registry.change(name, edit)
         if old[-1] != record.state:

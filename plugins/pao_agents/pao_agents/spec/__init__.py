@@ -12,7 +12,7 @@ server is written against this package alone:
 * the calls of the agent hooks (:mod:`pao_agents.spec.calls`): ``host_agents(plugins, config)``...;
 * the kit implementers need: starting a process with exactly its environment (``write_spec``,
   ``launcher_argv``, ``discard_spec``), the agent's private folder (``EVENTS``, ``BRIEFING``,
-  ``append_command``, ``read_events``), the registry's helpers (``open_registry``, ``readable``,
+  ``append_command``, ``event_hook_command``, ``read_events``), the registry's helpers (``open_registry``, ``readable``,
   ``stamped``, ``structure_record``), and the agents themselves (``Agents``, ``Observation``).
 
 Importing it costs nothing: each name is imported from its module on first use.
@@ -35,6 +35,7 @@ _PUBLIC = {
                      "session_mcp_servers", "terminal_drivers"), "pao_agents.spec.calls"),
     **dict.fromkeys(("LAUNCHER_PATH", "discard_spec", "launcher_argv", "write_spec"), "pao_agents.launch"),
     **dict.fromkeys(("BRIEFING", "EVENTS", "append_command", "read_events"), "pao_agents.agentdir"),
+    **dict.fromkeys(("event_hook_command",), "pao_agents.eventhook"),
     **dict.fromkeys(("FREE_NAME_TRIES", "JsonRegistry", "open_registry", "readable", "stamped", "structure_record"),
                     "pao_agents.registry"),
     **dict.fromkeys(("check_name", "name_from_folder", "numbered"), "pao_agents.names"),
