@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from pao_agents import agentdir
 from pao_core.config import load_config
 from pao_agents.spec import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
+from pao_core.waiting import poll_until
 from pao_testing.hostile import fired, hostile_environment, hostile_folder
 
 
@@ -125,9 +125,7 @@ def test_a_hook_command_run_in_the_folder_runs_nothing_of_it(tmp_path: Path, hos
     assert done.returncode == 0, done.stderr
     assert [e["name"] for e in agentdir.read_events(log)] == ["Stop"]
     recorder_said = log.parent / "notify.log"  # pao's recorder, started in the background, knows no such agent
-    give_up = time.monotonic() + 20
-    while not (recorder_said.exists() and recorder_said.read_text()) and time.monotonic() < give_up:
-        time.sleep(0.05)
+    poll_until(lambda: recorder_said.exists() and recorder_said.read_text(), 20)
     assert "no agent named 'agent'" in recorder_said.read_text()
     assert fired(markers) == []
 

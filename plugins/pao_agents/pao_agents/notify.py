@@ -110,10 +110,10 @@ def deliver(options: NotifyOptions, words: dict[str, str]) -> list[str]:
     if options.desktop:
         argv = desktop_command(words["title"], words["body"])
         if argv is not None:  # no notifier here: nothing to show it with (pao doctor says so)
-            jobs.append(("desktop", lambda: run_quietly(argv, options.timeout)))
+            jobs.append(("desktop", lambda argv=argv: run_quietly(argv, options.timeout)))
     if options.command:
-        argv = command_argv(options.command, words)
-        jobs.append(("command", lambda: run_quietly(argv, options.timeout)))
+        command = command_argv(options.command, words)
+        jobs.append(("command", lambda: run_quietly(command, options.timeout)))
     if options.webhook:
         jobs.append(("webhook", lambda: post_webhook(options.webhook, options.webhook_style, words, options.timeout)))
     running = [(channel, start(job, name=f"pao-notify-{channel}")) for channel, job in jobs]

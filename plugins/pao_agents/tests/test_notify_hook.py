@@ -26,6 +26,7 @@ from pao_agents.resolve import AgentContext
 from pao_agents.spec import AgentRecord, NotifyOptions
 from pao_core.config import load_config
 from pao_core.plugins import build_plugins
+from pao_core.waiting import poll_until
 from pao_hosts.claude_code import SETTINGS, ClaudeCode
 from pao_testing.webhook_stub import WebhookReceiver
 
@@ -46,13 +47,7 @@ def _runs(log: Path) -> list[list[str]]:
 
 
 def _wait(probe: Any, timeout: float = 15.0) -> Any:
-    give_up = time.monotonic() + timeout
-    while time.monotonic() < give_up:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.02)
-    return probe()
+    return poll_until(probe, timeout, cap=0.02)
 
 
 def _hooked_agent(state: str = "busy") -> tuple[AgentContext, Path, dict[str, str]]:
