@@ -20,14 +20,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_agents.agentdir import EVENTS, append_command, event_state, newest_state, read_events
+from pao_agents.agentdir import EVENTS, STATE_FILE, append_command, event_state, newest_state, read_events
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import AgentRecord
 
-STATE_FILE = "state"
-"""The agent's recorded state, written with every change under the registry's lock: what a busy event's
-``sh`` compares to, with its builtin ``read`` (no process)."""
 ERROR_LOG = "notify.log"
 HARD_LIMIT = 60
 """Seconds after which the background process ends, whatever it waits for."""
@@ -51,23 +48,10 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
            f"[ \"$s\" = busy ] || {record}"
 
 
-def remember_state(record: AgentRecord) -> None:
-    """Write the agent's ``state`` file (hook agents of this machine only; a hint, so failing costs nothing)."""
-    agent_dir = record.extra.get("agent_dir")
-    if not record.extra.get("events") or not agent_dir or not os.path.isdir(agent_dir):
-        return
-    from pao_core.files import atomic_write
-
-    try:
-        atomic_write(Path(agent_dir, STATE_FILE), record.state + "\n", mode=0o600)
-    except OSError:
-        pass
-
-
 def record_events(agent_dir: Path) -> AgentRecord:
     """Record the newest state of the agent's event log (fires ``pao_agent_state_changed`` when it changed)."""
-    from pao_agents.resolve import AgentContext
-    from pao_core.config import load_config
+    from pao_agents.resolve import AgentContext, remember_state  # the registry and plugins: only the recorder
+    from pao_core.config import load_config  # likewise
 
     log = agent_dir / EVENTS
 
@@ -92,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "alarm"):
         signal.alarm(HARD_LIMIT)
     try:
-        from pao_agents.names import check_name
+        from pao_agents.names import check_name  # after the alarm: nothing may hold the process past it
 
         check_name(agent_dir.name)
         record_events(agent_dir)
     except Exception as exc:  # one line in the agent's notify.log; the CLI never sees it
-        from pao_core.errors import describe
-        from pao_core.sanitize import mask_url
+        from pao_core.errors import describe  # only a failure needs them
+        from pao_core.sanitize import mask_url  # likewise
 
         print(f"pao: {agent_dir.name}: {mask_url(describe(exc))}", file=sys.stderr)
         return 1

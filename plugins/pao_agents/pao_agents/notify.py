@@ -62,7 +62,7 @@ def event_reason(record: AgentRecord) -> str:
     agent_dir = record.extra.get("agent_dir")
     if not record.extra.get("events") or not agent_dir:
         return ""
-    from pao_agents.agentdir import EVENTS, read_events
+    from pao_agents.agentdir import EVENTS, read_events  # only a notice of a hook agent reads its log
 
     events = read_events(Path(agent_dir, EVENTS), 16 * 1024)
     payload = events[-1]["event"] if events else {}
@@ -104,7 +104,7 @@ def first_in_window(home: str, name: str, state: str, window: float, now: float 
 
 def deliver(options: NotifyOptions, words: dict[str, str]) -> list[str]:
     """Send ``words`` through every configured channel at once; what failed, one line each (URLs masked)."""
-    from pao_core.waiting import start
+    from pao_core.waiting import start  # threads: only a notice needs them
 
     jobs = []
     if options.desktop:

@@ -119,8 +119,8 @@ def _opener_without_redirects() -> object:
 
 def post_webhook(url: str, style: str, notice: Mapping[str, str], timeout: float) -> int:
     """POST the notice; its HTTP status. A failure says so with the URL masked."""
-    import urllib.error
-    import urllib.request
+    import urllib.error  # http.client and email: only a webhook's post needs them
+    import urllib.request  # likewise
 
     problem = url_problem(url)
     if problem:
@@ -140,7 +140,7 @@ def post_webhook(url: str, style: str, notice: Mapping[str, str], timeout: float
 
 def notifier_checks(options: NotifyOptions, platform: str = sys.platform) -> list[Check]:
     """``pao doctor``'s findings about each channel ``[notify]`` turns on (none: one line saying so)."""
-    from pao_core.contracts import Check
+    from pao_core.contracts import Check  # records: only pao doctor needs them
 
     if not options.any_channel:
         return [Check("notify", "notifier", "ok", "no channel on ([notify] desktop, command, webhook)")]

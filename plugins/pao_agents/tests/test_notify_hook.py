@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pao_agents import agentdir
-from pao_agents.eventhook import STATE_FILE
+from pao_agents.agentdir import STATE_FILE
 from pao_agents.notify import notice, untrusted_words
 from pao_agents.notify_channels import ChannelFailed, command_argv, notifier_checks, post_webhook
 from pao_agents.resolve import AgentContext
