@@ -50,7 +50,7 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
 
 def record_events(agent_dir: Path) -> AgentRecord:
     """Record the newest state of the agent's event log (fires ``pao_agent_state_changed`` when it changed)."""
-    from pao_agents.resolve import AgentContext, remember_state  # the registry and plugins: only the recorder
+    from pao_agents.resolve import AgentContext  # the registry and plugins: only the recorder
     from pao_core.config import load_config  # likewise
 
     log = agent_dir / EVENTS
@@ -60,10 +60,7 @@ def record_events(agent_dir: Path) -> AgentRecord:
             return record.state
         return newest_state(read_events(log)) or record.state
 
-    agents = AgentContext.open(load_config())
-    record = agents.set_state(agent_dir.name, newest, source="hooks")
-    remember_state(record)  # even unchanged: another pao process may have recorded it first
-    return record
+    return AgentContext.open(load_config()).set_state(agent_dir.name, newest, source="hooks")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,10 +97,9 @@ class AgentContext:
             if expected is not None and previous.state != expected:
                 return previous
             new = state(previous) if callable(state) else state
-            if callable(state) and new == previous.state and not changes:
-                return previous
-            record = previous.changed(state=new, **changes)
-            remember_state(record)
+            record = previous if callable(state) and new == previous.state and not changes else \
+                previous.changed(state=new, **changes)
+            remember_state(record)  # even unchanged: another pao process may have recorded it first
             return record
 
         record = self.registry.change(name, edit)
