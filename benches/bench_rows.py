@@ -325,6 +325,17 @@ def registry_rows(d: dict) -> list[Row]:
     return rows
 
 
+def notify_rows(d: dict) -> list[Row]:
+    hook, webhook, command, start, load = (d[k] for k in ("hook_wait", "event_to_webhook", "event_to_command",
+                                                           "recorder_start", "load_average"))
+    return [Row(f"Stop hook event to the webhook's POST ({webhook['runs']} rounds; load {load['before'][0]} -> "
+                f"{load['after'][0]})", f"p95 <= {d['target_p95_s'] * 1000:.0f} ms",
+                f"p50 {ms(webhook['p50_ms'])}, p95 {ms(webhook['p95_ms'])}", d["met"]),
+            Row("Stop hook event to the command's run", "", f"p50 {ms(command['p50_ms'])}, p95 {ms(command['p95_ms'])}", None),
+            Row("what the CLI waits for the hook / the recorder's start-up", "",
+                f"p50 {ms(hook['p50_ms'])} / {ms(start['p50_ms'])}", None)]
+
+
 def host_ready_rows(d: dict) -> list[Row]:
     return [Row(f"{host} start to ready ({f['runs']} runs)", "", f"p50 {f['p50_s']:.2f} s, min {f['min_s']:.2f} s, "
                 f"max {f['max_s']:.2f} s", None) for host, f in d.items()]

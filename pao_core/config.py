@@ -49,7 +49,8 @@ def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
     if not 0 <= value <= 1:
         raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
 
-_SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth)", re.IGNORECASE)
+_SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth|webhook$)", re.IGNORECASE)
+"""Keys whose values `pao config` never shows ([notify] webhook: its path or topic is the secret)."""
 
 
 MIN_BUDGET_CHARS = 400

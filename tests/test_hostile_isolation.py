@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from pao_agents.spec import host_agents
+from pao_agents.spec import event_hook_command, host_agents
 from pao_agents import agentdir
 from pao_core.plugins import load_config
 from pao_agents.spec import SpawnRequest
 from pao_core.plugins import get_plugins, reset_plugins
+from pao_core.waiting import poll_until
 from pao_testing.hostile import fired, hostile_environment, hostile_folder
 
 
@@ -100,13 +101,14 @@ def test_the_server_leaves_the_folder_before_it_serves(hostile: tuple[Path, Path
 
 @pytest.mark.parametrize("shell", ["sh", "dash", "bash"])
 def test_a_hook_command_run_in_the_folder_runs_nothing_of_it(tmp_path: Path, hostile: tuple[Path, Path],
-                                                            shell: str) -> None:
-    """Claude Code runs a hook with ``/bin/sh -c`` (node's ``shell: true``) in the agent's folder. ``bash -c``
+                                                            shell: str, isolated_home: Path) -> None:
+    """Claude Code runs a hook with ``/bin/sh -c`` (node's ``shell: true``) in the agent's folder, and the hook of
+    a state-changing event starts pao's recorder (Python) in the background: neither runs anything of the folder. ``bash -c``
     would read ``BASH_ENV`` before any command, so that one case runs without it: the CLI's environment is the
     user's (pao's launch spec) or its project settings' ``env``, which only a trusted folder gets."""
     folder, markers = hostile
-    log = tmp_path / "agent" / agentdir.EVENTS
-    log.parent.mkdir()
+    log = tmp_path / "pao" / "agents" / "agent" / agentdir.EVENTS
+    log.parent.mkdir(parents=True)
     env = {**os.environ, **hostile_environment(folder)}
     control = subprocess.run(["/bin/sh", "-c", "tr -d x </dev/null; date"], cwd=folder, env=env, capture_output=True)
     assert {"tr", "date"} <= set(fired(markers)), control  # the control: the folder's programs are found first
@@ -118,10 +120,13 @@ def test_a_hook_command_run_in_the_folder_runs_nothing_of_it(tmp_path: Path, hos
         pytest.skip(f"{shell} is not installed")
     if shell == "bash":
         del env["BASH_ENV"]
-    done = subprocess.run([binary, "-c", agentdir.append_command(log)], cwd=folder, env=env,
+    done = subprocess.run([binary, "-c", event_hook_command(log, "Stop")], cwd=folder, env=env,
                           input=json.dumps(event).encode(), capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert [e["name"] for e in agentdir.read_events(log)] == ["Stop"]
+    recorder_said = log.parent / "notify.log"  # pao's recorder, started in the background, knows no such agent
+    poll_until(lambda: recorder_said.exists() and recorder_said.read_text(), 20)
+    assert "no agent named 'agent'" in recorder_said.read_text()
     assert fired(markers) == []
 
 

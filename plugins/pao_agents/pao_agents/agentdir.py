@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 EVENTS = "events.jsonl"
 BRIEFING = "briefing.md"
+STATE_FILE = "state"
+"""The agent's recorded state, rewritten with every change under the registry's lock (``AgentContext.set_state``):
+what a busy event's hook compares to with ``sh``'s builtin ``read`` (``pao_agents.eventhook``)."""
 TAIL_BYTES = 64 * 1024
 """How much of the end of the event log is read for an agent's state."""
 LINE_LIMIT = 64 * 1024

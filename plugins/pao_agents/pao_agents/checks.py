@@ -1,5 +1,6 @@
 """``pao doctor``'s findings about what a spawn needs (``pao_doctor_checks``): each host's CLI (found, its
-version, the files its pre-seed edits, consent), each terminal, the agent registry and the agents in it.
+version, the files its pre-seed edits, consent), each terminal, the agent registry and the agents in it,
+and each notification channel ``[notify]`` turns on.
 
 Hosts answer through ``version()``, ``known_versions()``, ``consent_gaps()`` and ``state_files()``, drivers
 through ``availability()`` and ``version()``; every call that may block runs under a deadline.
@@ -11,7 +12,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from pao_agents.spec.options import machine_name, spawn_options
+from pao_agents.notify_channels import notifier_checks
+from pao_agents.spec.options import machine_name, notify_options, spawn_options
 from pao_agents.registry import FILENAME as REGISTRY_FILE
 from pao_agents.registry import JsonRegistry, open_registry
 from pao_agents.spec.calls import host_agents, terminal_drivers
@@ -45,6 +47,7 @@ def pao_doctor_checks(config: PaoConfig, plugins: Plugins) -> list[Check]:
     for driver in drivers:
         jobs.append(lambda driver=driver: [check_driver(driver, default=driver.name == terminal)])
     jobs.append(lambda: check_registry(config, plugins))
+    jobs.append(lambda: notifier_checks(notify_options(config)))
     checks = [check for group in run_all(jobs, VERSION_TIMEOUT + 2) for check in group]
     return checks + missing_defaults(default, {host.name for host in hosts}, terminal, drivers)
 

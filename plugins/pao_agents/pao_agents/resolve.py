@@ -3,9 +3,11 @@ agent's environment, and cleaning up what pao wrote for one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from typing import TYPE_CHECKING, Any, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 
@@ -15,6 +17,7 @@ from pao_agents.readiness import ScreenReader
 from pao_agents.registry import open_registry
 from pao_agents.spec.contracts import default_driver_name
 from pao_core.errors import ValidationError
+from pao_core.files import atomic_write
 from pao_agents.spec.records import AgentRecord
 from pao_core.topic import shown as quoted
 
@@ -82,17 +85,22 @@ class AgentContext:
     def reader(self, host: str) -> ScreenReader:
         return ScreenReader.for_host(host, readiness_detectors(self.plugins, self.config), self.plugins)
 
-    def set_state(self, name: str, state: str, *, source: str, expected: str | None = None,
-                  **changes: Any) -> AgentRecord:
+    def set_state(self, name: str, state: str | Callable[[AgentRecord], str], *, source: str,
+                  expected: str | None = None, **changes: Any) -> AgentRecord:
         """The one place an agent's recorded state changes; fires ``pao_agent_state_changed`` when it did.
-        With ``expected``, only while the stored state still is that one (checked under the registry's lock)."""
+        With ``expected``, only while the stored state still is that one (checked under the registry's lock).
+        ``state`` may be a function of the stored record, called under the lock (the CLI's newest event)."""
         old: list[str] = []
 
         def edit(previous: AgentRecord) -> AgentRecord:
             old.append(previous.state)
             if expected is not None and previous.state != expected:
                 return previous
-            return previous.changed(state=state, **changes)
+            new = state(previous) if callable(state) else state
+            record = previous if callable(state) and new == previous.state and not changes else \
+                previous.changed(state=new, **changes)
+            remember_state(record)  # even unchanged: another pao process may have recorded it first
+            return record
 
         record = self.registry.change(name, edit)
         if old[-1] != record.state:
@@ -101,6 +109,15 @@ class AgentContext:
             register_notifier(self.plugins, self.config)
             agent_state_changed(self.plugins, record, old[-1], record.state, source)
         return record
+
+
+def remember_state(record: AgentRecord) -> None:
+    """Write the agent's ``state`` file (hook agents of this machine only; a hint, so failing costs nothing)."""
+    agent_dir = record.extra.get("agent_dir")
+    if not record.extra.get("events") or not agent_dir or not os.path.isdir(agent_dir):
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(Path(agent_dir, agentdir.STATE_FILE), record.state + "\n", mode=0o600)
 
 
 def cleanup_written(config: PaoConfig, name: str, extra: Mapping[str, Any], others: list[AgentRecord] = ()) -> None:

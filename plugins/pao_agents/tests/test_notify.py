@@ -110,5 +110,5 @@ def test_macos_text_goes_to_osascript_as_arguments(tmp_path: Path, monkeypatch: 
 
 def test_unknown_states_in_notify_are_a_config_error(pao_config_file: Path) -> None:
     pao_config_file.write_text('[notify]\ndesktop = true\nstates = ["wating"]\n')
-    with pytest.raises(ConfigError, match=r"notify\.states: 'wating' not among waiting, blocked"):
+    with pytest.raises(ConfigError, match=r"notify\.states: 'wating' not among finished, waiting, failed, dead"):
         load_config()

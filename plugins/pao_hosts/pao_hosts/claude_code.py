@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_agents.spec import BRIEFING, EVENTS, append_command
+from pao_agents.spec import BRIEFING, EVENTS, event_hook_command
 from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
@@ -114,10 +114,13 @@ class ClaudeCode(CliProfile):
         return hosts_mcp.claude_wiring(servers, folder, environ)
 
     def session_files(self, request: SpawnRequest) -> dict[str, str]:
-        """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``."""
+        """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``
+        (which records and notifies a change of state: ``pao_agents.eventhook``)."""
         assert request.agent_dir, "session files need the agent's folder"
-        hook = {"type": "command", "command": append_command(Path(request.agent_dir, EVENTS)), "timeout": 10}
-        settings = {"hooks": {event: [{"hooks": [hook]}] for event in self.hook_events()}}
+        log = Path(request.agent_dir, EVENTS)
+        hooks = {event: {"type": "command", "command": event_hook_command(log, event), "timeout": 10}
+                 for event in self.hook_events()}
+        settings = {"hooks": {event: [{"hooks": [hook]}] for event, hook in hooks.items()}}
         return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
 
     def hook_events(self) -> tuple[str, ...]:

@@ -7,7 +7,8 @@ Claude Code does. The hook prints ``session-start.json``, which pao writes owner
 into the agent's private folder from the briefing: memory text never reaches a command
 line (readable by every local user through ``ps``) nor the CLI's ``@`` import expansion,
 and no interpreter starts per event (the append is the one ``sh`` of
-``pao_agents.agentdir.append_command``; SessionStart adds a ``cat``).
+``pao_agents.agentdir.append_command``; SessionStart adds a ``cat``), except pao's own, in the background,
+for an event that changes the agent's state (``pao_agents.eventhook``).
 
 Codex takes the hooks as ``-c hooks.EVENT=[...]`` overrides and asks the user to review
 hooks it has not seen unless their trust is given too: ``-c hooks.state={...}`` with,
@@ -25,7 +26,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pao_agents.spec import BRIEFING, EVENTS, append_command, read_events
+from pao_agents.spec import BRIEFING, EVENTS, event_hook_command, read_events
 
 SESSION_START = "session-start.json"
 HOOK_TIMEOUT = 10
@@ -54,8 +55,9 @@ def session_start_file(agent_dir: str) -> dict[str, str]:
 
 
 def hook_command(agent_dir: str, event: str) -> str:
-    """The ``sh`` command of one event's hook: append the event; at SessionStart, also print the briefing."""
-    append = append_command(Path(agent_dir, EVENTS))
+    """The ``sh`` command of one event's hook: append the event (and record a change of state); at SessionStart,
+    also print the briefing."""
+    append = event_hook_command(Path(agent_dir, EVENTS), event)
     if event != "SessionStart":
         return append
     return f"{append}; cat {shlex.quote(str(Path(agent_dir, SESSION_START)))}"

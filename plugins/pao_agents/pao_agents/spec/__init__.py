@@ -14,7 +14,7 @@ server is written against this package alone:
 * the calls of the agent hooks (:mod:`pao_agents.spec.calls`): ``host_agents(plugins, config)``...;
 * the kit implementers need: starting a process with exactly its environment (``write_spec``,
   ``launcher_argv``, ``discard_spec``, ``agent_environment``), the agent's private folder (``EVENTS``, ``BRIEFING``,
-  ``append_command``, ``read_events``), what an agent's events and screen say of its state (``event_state``,
+  ``append_command``, ``event_hook_command``, ``read_events``), what an agent's events and screen say of its state (``event_state``,
   ``newest_state``, ``agent_state``, ``quoted``...: :mod:`pao_agents.states`), the registry's helpers
   (``open_registry``, ``readable``, ``stamped``, ``structure_record``), locked edits of the files hosts and the
   registry keep (``update_json``, ``lock_for``, ``refuse_symlink``), and the agents themselves (``Agents``,
@@ -42,6 +42,7 @@ _PUBLIC = {
     **dict.fromkeys(("LAUNCHER_PATH", "discard_spec", "launcher_argv", "write_spec"), "pao_agents.launch"),
     **dict.fromkeys(("agent_environment",), "pao_agents.resolve"),
     **dict.fromkeys(("BRIEFING", "EVENTS", "append_command", "read_events"), "pao_agents.agentdir"),
+    **dict.fromkeys(("event_hook_command",), "pao_agents.eventhook"),
     **dict.fromkeys(("FREE_NAME_TRIES", "JsonRegistry", "open_registry", "readable", "stamped", "structure_record"),
                     "pao_agents.registry"),
     **dict.fromkeys(("UnreadableJSON", "lock_for", "refuse_symlink", "update_json"), "pao_agents.jsonedit"),

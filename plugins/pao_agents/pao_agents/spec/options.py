@@ -31,7 +31,10 @@ class SpawnOptions:
     """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
 
 
-NOTIFY_STATES = ("waiting", "blocked", "dead", "finished", "failed", "ready", "busy", "starting", "paused")
+NOTIFY_STATES = ("finished", "waiting", "failed", "dead", "blocked", "ready", "busy", "starting", "paused")
+"""What a notification can be about: an agent's recorded states, and ``finished`` (a turn ended: ready after busy)."""
+PLACEHOLDERS = ("{name}", "{state}", "{reason}", "{topic}", "{folder}")
+"""What ``[notify] command``'s words may hold; each is replaced inside its word, which stays one argument."""
 
 
 def _known_states(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
@@ -40,13 +43,37 @@ def _known_states(instance: object, attribute: attrs.Attribute, value: tuple[str
         raise ValueError(f"{attribute.name}: {', '.join(map(repr, unknown))} not among {', '.join(NOTIFY_STATES)}")
 
 
+def _argv_template(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
+    if value and not value[0].strip():
+        raise ValueError(f"{attribute.name}: the first word must name a program")
+    unknown = sorted({word for word in re.findall(r"\{[^{}]*\}", " ".join(value)) if word not in PLACEHOLDERS})
+    if unknown:
+        raise ValueError(f"{attribute.name}: unknown placeholder {', '.join(unknown)} (known: {', '.join(PLACEHOLDERS)})")
+
+
+def _webhook_url(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if value and not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):  # never echoed: the URL is a secret
+        raise ValueError(f"{attribute.name}: must be an http(s) URL such as https://ntfy.sh/your-topic")
+
+
 @attrs.frozen
 class NotifyOptions:
-    """``[notify]``: desktop notifications when an agent enters one of ``states`` (off unless ``desktop = true``)."""
+    """``[notify]``: when an agent enters one of ``states``, tell the desktop (``desktop = true``), run
+    ``command`` (an argv template, no shell) and POST to ``webhook`` (``webhook_style``: ``slack`` or ``ntfy``).
+    The same agent and state again within ``collapse`` seconds is one notification."""
 
     desktop: bool = False
-    states: tuple[str, ...] = attrs.field(default=("waiting", "blocked", "dead", "finished", "failed"),
-                                          validator=_known_states)
+    states: tuple[str, ...] = attrs.field(default=("finished", "waiting", "failed", "dead"), validator=_known_states)
+    command: tuple[str, ...] = attrs.field(default=(), validator=_argv_template)
+    webhook: str = attrs.field(default="", validator=_webhook_url)
+    webhook_style: Literal["slack", "ntfy"] = "slack"
+    timeout: float = attrs.field(default=5.0, validator=positive)
+    """Seconds each channel may take (the webhook's whole request, the command, the desktop's notifier)."""
+    collapse: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
+
+    @property
+    def any_channel(self) -> bool:
+        return self.desktop or bool(self.command) or bool(self.webhook)
 
 
 MACHINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")

@@ -1,0 +1,201 @@
+"""Notifications without a monitor: the hook command a CLI runs records the state and notifies through
+``[notify] command`` and ``[notify] webhook``; repeats collapse; text from the agent is cleaned; doctor checks.
+
+The hook commands are the ones Claude Code gets in its per-session settings, run with ``/bin/sh -c`` as the
+CLI runs them, fed the JSON the CLI feeds them; the webhook is a real HTTP server on 127.0.0.1 and the command
+a real executable that records its argv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pao_agents import agentdir
+from pao_agents.agentdir import STATE_FILE
+from pao_agents.notify import notice, untrusted_words
+from pao_agents.notify_channels import ChannelFailed, command_argv, notifier_checks, post_webhook
+from pao_agents.resolve import AgentContext
+from pao_agents.spec import AgentRecord, NotifyOptions
+from pao_core.config import load_config
+from pao_core.plugins import build_plugins
+from pao_core.waiting import poll_until
+from pao_hosts.claude_code import SETTINGS, ClaudeCode
+from pao_testing.webhook_stub import WebhookReceiver
+
+SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def _recorder(folder: Path) -> tuple[Path, Path]:
+    """An executable that appends its argv (one JSON list per run) to a log."""
+    log, script = folder / "argv.jsonl", folder / "record-argv"
+    script.write_text('#!/usr/bin/env python3\nimport json, sys\n'
+                      f'open({str(log)!r}, "a").write(json.dumps(sys.argv[1:]) + "\\n")\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, log
+
+
+def _runs(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _wait(probe: Any, timeout: float = 15.0) -> Any:
+    return poll_until(probe, timeout, cap=0.02)
+
+
+def _hooked_agent(state: str = "busy") -> tuple[AgentContext, Path, dict[str, str]]:
+    """An agent with a private folder and Claude Code's hook commands for it, recorded in ``state``."""
+    agents = AgentContext.open(load_config(), build_plugins())
+    folder = agentdir.fresh_agent_dir(agents.config.home, "api")
+    agents.registry.add(AgentRecord("api", "/src/api", "fix the login bug", "claude-code", "tmux", "pao:%1",
+                                    extra={"agent_dir": str(folder), "events": "hooks (--settings)"}))
+    agents.set_state("api", state, source="spawn")
+    request = type("Request", (), {"agent_dir": str(folder)})()
+    settings = json.loads(ClaudeCode().session_files(request)[SETTINGS])
+    commands = {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}
+    return agents, folder, commands
+
+
+def _fire(command: str, event: dict[str, Any]) -> float:
+    """Run one hook command as the CLI does; how long the CLI waited for it."""
+    started = time.monotonic()
+    done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event), capture_output=True, text=True,
+                          cwd="/", timeout=30)
+    assert done.returncode == 0 and not done.stdout, done.stderr
+    return time.monotonic() - started
+
+
+def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Path, pao_config_file: Path,
+                                                                 tmp_path: Path) -> None:
+    script, argv_log = _recorder(tmp_path)
+    with WebhookReceiver() as receiver:
+        pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "--state={{state}}", "{{reason}}"]\n'
+                                   f'webhook = "{receiver.url}/services/T0/B0/SECRETPATH"\n')
+        agents, folder, commands = _hooked_agent("busy")
+        waited = _fire(commands["Stop"], {"session_id": "s", "hook_event_name": "Stop"})
+        assert waited < 1.0  # the recorder runs in the background: the CLI does not wait for it
+        posted = receiver.wait_for(lambda request: request.method == "POST", timeout=15)
+        assert posted is not None and posted.route == "/services/T0/B0/SECRETPATH"
+        assert posted.body["text"].startswith("pao: api has finished its turn\nfix the login bug (/src/api)")
+        assert _wait(lambda: _runs(argv_log)) == [["api", "--state=finished", ""]]
+        assert agents.registry.get("api").state == "ready"
+        assert (folder / STATE_FILE).read_text() == "ready\n"
+
+        hostile = f"Claude needs your permission to use Bash\x1b]0;owned\x07 with token={SECRET}; $(reboot) {'x' * 500}"
+        _fire(commands["Notification"], {"hook_event_name": "Notification", "message": hostile})
+        runs = _wait(lambda: _runs(argv_log)[1:])
+        name, state, reason = runs[0]
+        assert (name, state) == ("api", "--state=waiting")
+        assert reason.startswith("Claude needs your permission to use Bash with token=[redacted]; $(reboot) x")
+        assert SECRET not in reason and "\x1b" not in reason and "\x07" not in reason and len(reason) <= 200
+        waiting = receiver.wait_for(lambda request: "is waiting" in json.dumps(request.body), timeout=15)
+        assert waiting is not None and SECRET not in json.dumps(waiting.body)
+    assert agents.registry.get("api").state == "waiting"
+    assert not (folder / "notify.log").read_text()  # nothing failed
+
+
+def test_busy_events_start_pao_once_per_turn(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
+    """A tool's event starts the recorder only while the agent's state file does not say busy already."""
+    agents, folder, commands = _hooked_agent("ready")
+    (folder / STATE_FILE).write_text("busy\n")  # as if the turn's first event had been recorded
+    _fire(commands["PostToolUse"], {"hook_event_name": "PostToolUse", "tool_name": "Bash"})
+    time.sleep(1.5)  # long enough for a recorder, had one started, to record (it takes ~0.3 s)
+    assert agents.registry.get("api").state == "ready"
+    (folder / STATE_FILE).write_text("ready\n")
+    _fire(commands["PostToolUse"], {"hook_event_name": "PostToolUse", "tool_name": "Bash"})
+    assert _wait(lambda: agents.registry.get("api").state == "busy")
+    assert (folder / STATE_FILE).read_text() == "busy\n"
+
+
+def test_repeated_notifications_collapse(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
+    script, argv_log = _recorder(tmp_path)
+    pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}"]\ncollapse = 60\n')
+    agents = AgentContext.open(load_config(), build_plugins())
+    agents.registry.add(AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1"))
+    agents.registry.add(AgentRecord("web", "/src/web", "t", "claude-code", "tmux", "pao:%2"))
+    for state in ("busy", "ready", "busy", "ready", "waiting", "busy", "waiting"):
+        agents.set_state("api", state, source="hooks")
+    agents.set_state("web", "busy", source="hooks")
+    agents.set_state("web", "ready", source="hooks")
+    assert _runs(argv_log) == [["api", "finished"], ["api", "waiting"], ["web", "finished"]]
+
+
+def test_only_the_configured_states_notify(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
+    script, argv_log = _recorder(tmp_path)
+    pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{state}}"]\nstates = ["dead"]\ncollapse = 0\n')
+    agents = AgentContext.open(load_config(), build_plugins())
+    agents.registry.add(AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1"))
+    for state in ("busy", "ready", "waiting", "dead"):
+        agents.set_state("api", state, source="screen")
+    assert _runs(argv_log) == [["dead"]]
+    assert NotifyOptions().states == ("finished", "waiting", "failed", "dead")
+
+
+def test_command_words_stay_whole_and_are_replaced_once() -> None:
+    values = {"name": "api", "state": "waiting", "reason": "a b; $(rm -rf ~) {state}", "topic": "t", "folder": "/f"}
+    argv = command_argv(["notify", "--title={name} {state}", "{reason}", "{folder}x"], values)
+    assert argv == ["notify", "--title=api waiting", "a b; $(rm -rf ~) {state}", "/fx"]
+
+
+def test_text_from_the_agent_is_bounded_and_cleaned() -> None:
+    record = AgentRecord("api", "/src/\x1b[2Japi", "fix\nthe\tbug " + "y" * 5000 + f" password={SECRET}",
+                         "claude-code", "tmux", "", extra={"waiting_for": "trust\u202e dialog"})
+    words = notice(record, "waiting")
+    assert words["folder"] == "/src/api" and words["reason"] == "trust dialog"
+    assert len(words["topic"]) <= 200 and words["topic"].startswith("fix the bug y")
+    assert untrusted_words(f"key {SECRET}") == "key [redacted]"
+    assert all("\n" not in value and "\x1b" not in value for value in words.values() if value != words["title"])
+
+
+def test_a_webhook_failure_never_shows_its_url(isolated_home: Path) -> None:
+    words = {"title": "t", "body": "b", "state": "waiting"}
+    with WebhookReceiver() as receiver:
+        closed = receiver.url
+    with pytest.raises(ChannelFailed) as refused:
+        post_webhook(f"{closed}/hooks/SECRETPATH", "slack", words, timeout=2)
+    assert "SECRETPATH" not in str(refused.value) and str(refused.value).startswith("webhook http://127.0.0.1:")
+    with pytest.raises(ChannelFailed, match="plain http") as plain:
+        post_webhook("http://example.com/SECRETPATH", "slack", words, timeout=2)
+    assert "SECRETPATH" not in str(plain.value)
+
+
+def test_ntfy_style_posts_json_to_the_server_root(isolated_home: Path) -> None:
+    with WebhookReceiver() as receiver:
+        assert post_webhook(f"{receiver.url}/my-topic", "ntfy", {"title": "pao: api has exited", "body": "t (/f)",
+                                                                 "state": "dead"}, timeout=5) == 200
+        posted = receiver.requests[0]
+    assert posted.route == "/" and posted.header("content-type") == "application/json"
+    assert posted.body == {"topic": "my-topic", "title": "pao: api has exited", "message": "t (/f)",
+                           "tags": ["pao", "dead"]}
+
+
+def test_doctor_checks_the_notifier(isolated_home: Path, pao_config_file: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from pao_agents.checks import pao_doctor_checks
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    pao_config_file.write_text('[notify]\ndesktop = true\ncommand = ["no-such-notifier", "{name}"]\n'
+                               'webhook = "http://example.com/services/SECRETPATH"\n')
+    config = load_config()
+    found = {check.name: check for check in pao_doctor_checks(config, build_plugins()) if check.area == "notify"}
+    assert found["desktop"].status == "fail" and "notify-send not found" in found["desktop"].line
+    assert found["command"].status == "fail" and "no-such-notifier" in found["command"].line
+    assert found["webhook"].status == "fail" and "SECRETPATH" not in found["webhook"].line + found["webhook"].fix
+    assert "SECRETPATH" not in json.dumps(config.masked())
+
+    script, _ = _recorder(tmp_path)
+    (tmp_path / "notify-send").write_text("#!/bin/sh\n")
+    (tmp_path / "notify-send").chmod(0o755)
+    good = NotifyOptions(desktop=True, command=(script.name,), webhook="https://ntfy.sh/SECRET-topic")
+    assert [(c.name, c.status) for c in notifier_checks(good, "linux")] == [("desktop", "ok"), ("command", "ok"),
+                                                                             ("webhook", "ok")]
+    assert "SECRET" not in " ".join(c.line for c in notifier_checks(good, "linux"))
+    loopback = notifier_checks(NotifyOptions(webhook="http://127.0.0.1:9/x"), "linux")
+    assert loopback[0].status == "ok" and notifier_checks(NotifyOptions(), "linux")[0].status == "ok"
