@@ -112,24 +112,43 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    fail = _failure_reporter(arguments)
     try:
         guard_standard_streams()
-        return end_output(_run(sys.argv[1:] if argv is None else list(argv)))
+        return end_output(_run(arguments))
     except PaoError as exc:
-        print(f"pao: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        print("pao: interrupted", file=sys.stderr)
-        return 130
+        return fail("interrupted", 130)
     except BrokenPipeError:  # `pao list | head -1`: the reader has what it wanted
         return end_output(141)
     except UnicodeError as exc:  # an argument or file that is not UTF-8 met a place that needs UTF-8
-        print(f"pao: cannot use text that is not valid UTF-8 ({exc.reason})", file=sys.stderr)
-        return 1
+        return fail(f"cannot use text that is not valid UTF-8 ({exc.reason})", 1)
     except OSError as exc:  # an unreadable PAO_HOME, a file where a folder should be...: one line, no traceback
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"pao: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return fail(f"cannot use{where}: {exc.strerror or exc}", 1)
+
+
+def _failure_reporter(argv: Sequence[str]) -> Any:
+    """How a failure is said: one line on stderr, and with ``--json`` also ``{"error", "code"}`` on stdout,
+    so a script reading stdout always gets one object."""
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    wants_json = "--json" in options
+
+    def fail(message: str, code: int) -> int:
+        print(f"pao: {message}", file=sys.stderr)
+        if wants_json and sys.stdout is not None and code != 141:
+            import json  # only a failure with --json needs it
+
+            try:
+                sys.stdout.write(json.dumps({"error": message, "code": code}) + "\n")
+                sys.stdout.flush()
+            except (OSError, ValueError):  # stdout closed or gone: stderr said it already
+                pass
+        return code
+
+    return fail
 
 
 def _run(argv: list[str]) -> int:
