@@ -25,7 +25,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("pao").strip()  # the one place errors are printed says "pao: " already
+        message += self._suggestion(message)
         raise UsageError(f"{command}: {message}" if command else message)
+
+    def _suggestion(self, message: str) -> str:
+        """For ``invalid choice: 'lst'``, the closest command (or subcommand) there is."""
+        import re
+
+        from pao_core.suggest import did_you_mean
+
+        wrong = re.search(r"invalid choice: '(.*?)' \(choose from", message)
+        choices = [word for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                   for word in action.choices]
+        return did_you_mean(wrong[1], choices) if wrong and choices else ""
 
     def _print_message(self, message: str, file: Any = None) -> None:  # argparse drops a failed write: main says it
         if message:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 
 class PaoError(Exception):
     """An error the user can act on; the CLI prints its message and exits non-zero."""
@@ -30,8 +32,11 @@ class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
 
     @classmethod
-    def named(cls, name: str) -> UnknownAgent:
-        return cls(f"no agent named {shown(name)} (see 'pao list')")
+    def named(cls, name: str, known: Iterable[str] = ()) -> UnknownAgent:
+        """``known``: the names there are, for a "did you mean" when one is close."""
+        from pao_core.suggest import did_you_mean
+
+        return cls(f"no agent named {shown(name)} (see 'pao list'){did_you_mean(name, known)}")
 
 
 class DuplicateAgent(PaoError):

@@ -69,3 +69,65 @@ def test_a_configuration_error_with_json_is_an_object(pao_config_file: Path, cap
     assert code == 2 and answer["code"] == 2 and "briefing.max_items" in answer["error"]
     code, out, _ = run(capsys, "brief", "--", "--json")  # a topic that reads --json is not the option
     assert code == 2 and out == ""
+
+
+@pytest.mark.parametrize(("table", "line", "says"), [
+    ("notify", 'desktop = "no"', "notify.desktop: must be a boolean (true or false, unquoted), not 'no'"),
+    ("spawn", 'nudge = "false"', "spawn.nudge: must be a boolean (true or false, unquoted), not 'false'"),
+    ("gather", 'limit = "5"', "gather.limit: must be an integer (a whole number, unquoted), not '5'"),
+    ("gather", "limit = 5.5", "gather.limit: must be an integer (a whole number, unquoted), not 5.5"),
+    ("gather", 'deadline = "2"', "gather.deadline: must be a float (a number, unquoted), not '2'"),
+    ("backends.longterm", "warm_searcher = 1", "backends.longterm.warm_searcher: must be a boolean"),
+])
+def test_quoted_booleans_and_numbers_are_refused_naming_key_and_file(
+        pao_config_file: Path, capsys: pytest.CaptureFixture[str], table: str, line: str, says: str) -> None:
+    pao_config_file.write_text(f"[{table}]\n{line}\n")
+    code, out, err = run(capsys, "status", "nobody")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"pao: {pao_config_file}: {says}"), err
+
+
+def test_real_booleans_and_numbers_still_read(pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pao_core.config import load_config
+
+    pao_config_file.write_text("[gather]\ndeadline = 3\nlimit = 7\n[notify]\ndesktop = false\n[spawn]\nnudge = false\n")
+    config = load_config()
+    assert config.gather.deadline == 3.0 and isinstance(config.gather.deadline, float) and config.gather.limit == 7
+    assert config.tables["notify"]["desktop"] is False
+
+
+def test_a_mistyped_command_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "lst")
+    assert code == 2 and err.rstrip().endswith("did you mean 'list'?") and err.count("\n") == 1
+    code, _, err = run(capsys, "memory", "imprt")
+    assert code == 2 and err.rstrip().endswith("did you mean 'import'?")
+    code, _, err = run(capsys, "xyzzy")
+    assert code == 2 and "did you mean" not in err
+
+
+def test_a_mistyped_agent_name_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    from pao_agents.spec import AgentRecord, Agents
+    from pao_core.config import load_config
+
+    registry = Agents.open(load_config()).registry
+    for name in ("billing-api", "frontend"):
+        registry.add(AgentRecord(name, "/tmp", "a topic", "claude-code", "tmux", target="", machine=""))
+    code, _, err = run(capsys, "status", "biling-api")
+    assert code == 1 and err.rstrip().endswith("did you mean 'billing-api'?"), err
+    code, _, err = run(capsys, "pause", "frontnd")
+    assert code == 1 and err.rstrip().endswith("did you mean 'frontend'?"), err
+    code, _, err = run(capsys, "status", "zzzzzz")
+    assert code == 1 and "did you mean" not in err
+
+
+@pytest.mark.parametrize("command", ["brief", "spawn"])
+@pytest.mark.parametrize("topic", ["", "   ", "\t"])
+def test_an_empty_topic_is_refused_before_anything_starts(capsys: pytest.CaptureFixture[str], isolated_home: Path,
+                                                          command: str, topic: str) -> None:
+    code, out, err = run(capsys, command, "--", topic)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "topic is empty" in err or "control character" in err, err
+    from pao_agents.spec import Agents
+    from pao_core.config import load_config
+
+    assert Agents.open(load_config()).registry.list() == []  # nothing reserved, nothing started

@@ -149,7 +149,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent.named(name)
+                raise UnknownAgent.named(name, agents)
             record = stamped(edit(self._structure(name, agents[name])), self.machine)
             agents[name] = converter.unstructure(record)
             changed.append(record)
@@ -162,7 +162,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent.named(name)
+                raise UnknownAgent.named(name, agents)
             removed.append(self._structure(name, agents.pop(name)))
 
         self._edit(change)
