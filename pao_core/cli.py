@@ -165,6 +165,8 @@ def _failure_reporter(argv: Sequence[str]) -> Any:
 
 def _run(argv: list[str]) -> int:
     """The one start-up path (the module's docstring draws it)."""
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (``pao completion SHELL``'s script)
+        return _complete()
     command = _command(argv)
     index = _plugin_index()
     answered = None if index is None else _answer_from_index(argv, command, index)
@@ -190,6 +192,18 @@ def _run(argv: list[str]) -> int:
         if routed is not None:
             return routed
     return int(func(args, config) or 0)
+
+
+def _complete() -> int:
+    """Completions for the shell from the whole parser (every plugin's commands and options), by argcomplete."""
+    import argcomplete  # only completion needs it
+
+    from pao_core.plugins import get_plugins
+
+    plugins = get_plugins()
+    config, _ = _load_config(plugins)  # a broken file still completes
+    argcomplete.autocomplete(build_parser(config, plugins), exit_method=sys.exit)
+    return 0
 
 
 def _plugin_index() -> dict[str, Any] | None:

@@ -131,3 +131,31 @@ def test_an_empty_topic_is_refused_before_anything_starts(capsys: pytest.Capture
     from pao_core.config import load_config
 
     assert Agents.open(load_config()).registry.list() == []  # nothing reserved, nothing started
+
+
+def complete(line: str, tmp_path: Path) -> set[str]:
+    """What the shell would offer after ``line``: the installed ``pao`` run as argcomplete's script runs it."""
+    import os
+    import subprocess
+    import sys
+
+    answer = tmp_path / "completions"
+    env = {**os.environ, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line,
+           "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)}
+    subprocess.run([str(Path(sys.executable).with_name("pao"))], env=env, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=60, check=True)
+    return {word.strip() for word in answer.read_text().split("\n") if word.strip()}
+
+
+def test_shell_completion_offers_every_plugins_commands_and_options(tmp_path: Path) -> None:
+    assert "list" in complete("pao li", tmp_path)
+    assert {"import", "init"} <= complete("pao memory i", tmp_path)
+    assert "--no-nudge" in complete("pao spawn --no-n", tmp_path)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_pao_completion_prints_the_script_for_the_shell(capsys: pytest.CaptureFixture[str], shell: str) -> None:
+    code, out, err = run(capsys, "completion", shell)
+    assert code == 0 and err == "" and "_ARGCOMPLETE" in out and "pao" in out
+    if shell == "fish":
+        assert "complete " in out and "commandline" in out
