@@ -8,11 +8,12 @@ what it alone can, or the plugins (imported on use from the index, else a comple
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from pao_core.errors import ConfigError, PaoError
+from pao_core.errors import ConfigError, PaoError, did_you_mean
 from pao_core.output import end_output, guard_standard_streams
 
 if TYPE_CHECKING:
@@ -30,9 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _suggestion(self, message: str) -> str:
         """For ``invalid choice: 'lst'``, the closest command (or subcommand) there is."""
-        import re
-
-        from pao_core.suggest import did_you_mean
+        import re  # only a usage error needs it
 
         wrong = re.search(r"invalid choice: '(.*?)' \(choose from", message)
         choices = [word for action in self._actions if isinstance(action, argparse._SubParsersAction)
@@ -145,19 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _failure_reporter(argv: Sequence[str]) -> Any:
     """How a failure is said: one line on stderr, and with ``--json`` also ``{"error", "code"}`` on stdout,
     so a script reading stdout always gets one object."""
-    options = argv[:argv.index("--")] if "--" in argv else argv
-    wants_json = "--json" in options
+    wants_json = "--json" in (argv[:argv.index("--")] if "--" in argv else argv)
 
     def fail(message: str, code: int) -> int:
         print(f"pao: {message}", file=sys.stderr)
-        if wants_json and sys.stdout is not None and code != 141:
+        if wants_json and sys.stdout is not None:
             import json  # only a failure with --json needs it
 
-            try:
-                sys.stdout.write(json.dumps({"error": message, "code": code}) + "\n")
-                sys.stdout.flush()
-            except (OSError, ValueError):  # stdout closed or gone: stderr said it already
-                pass
+            with contextlib.suppress(OSError, ValueError):  # stdout closed or gone: stderr said it already
+                print(json.dumps({"error": message, "code": code}), flush=True)
         return code
 
     return fail
@@ -198,7 +193,7 @@ def _complete() -> int:
     """Completions for the shell from the whole parser (every plugin's commands and options), by argcomplete."""
     import argcomplete  # only completion needs it
 
-    from pao_core.plugins import get_plugins
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
 
     plugins = get_plugins()
     config, _ = _load_config(plugins)  # a broken file still completes

@@ -200,25 +200,14 @@ class _NotTheType(ValueError):
 def _strict_scalars(conv: cattrs.Converter) -> None:
     """TOML has booleans and numbers: ``desktop = "no"`` or ``limit = "5"`` is a mistake to name, not a value
     to guess (cattrs' default ``bool("no")`` is true). Environment overrides only set text keys."""
+    for kind, takes, says in ((bool, (bool,), "a boolean (true or false"), (int, (int,), "an integer (a whole number"),
+                              (float, (int, float), "a float (a number")):
+        def strict(value: Any, _: type, kind: type = kind, takes: tuple = takes, says: str = says) -> Any:
+            if isinstance(value, takes) and (kind is bool or not isinstance(value, bool)):
+                return kind(value)
+            raise _NotTheType(f"must be {says}, unquoted), not {value!r}")
 
-    def boolean(value: Any, _: type) -> bool:
-        if isinstance(value, bool):
-            return value
-        raise _NotTheType(f"must be a boolean (true or false, unquoted), not {value!r}")
-
-    def whole(value: Any, _: type) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _NotTheType(f"must be an integer (a whole number, unquoted), not {value!r}")
-
-    def number(value: Any, _: type) -> float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise _NotTheType(f"must be a float (a number, unquoted), not {value!r}")
-
-    conv.register_structure_hook(bool, boolean)
-    conv.register_structure_hook(int, whole)
-    conv.register_structure_hook(float, number)
+        conv.register_structure_hook(kind, strict)
 
 
 _converter = _make_converter()

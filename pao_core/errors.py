@@ -28,14 +28,20 @@ def shown(text: str, limit: int = 80) -> str:
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'list'?"`` (or ``'a' or 'b'``) when a known word is close to ``word``, else ``""``."""
+    import difflib  # only a mistake needs it
+
+    close = difflib.get_close_matches(word, sorted(set(known)), n=2, cutoff=0.6)
+    return "; did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
+
+
 class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
 
     @classmethod
     def named(cls, name: str, known: Iterable[str] = ()) -> UnknownAgent:
         """``known``: the names there are, for a "did you mean" when one is close."""
-        from pao_core.suggest import did_you_mean
-
         return cls(f"no agent named {shown(name)} (see 'pao list'){did_you_mean(name, known)}")
 
 
