@@ -8,11 +8,12 @@ what it alone can, or the plugins (imported on use from the index, else a comple
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from pao_core.errors import ConfigError, PaoError
+from pao_core.errors import ConfigError, PaoError, did_you_mean
 from pao_core.output import end_output, guard_standard_streams
 
 if TYPE_CHECKING:
@@ -25,7 +26,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("pao").strip()  # the one place errors are printed says "pao: " already
+        message += self._suggestion(message)
         raise UsageError(f"{command}: {message}" if command else message)
+
+    def _suggestion(self, message: str) -> str:
+        """For ``invalid choice: 'lst'``, the closest command (or subcommand) there is."""
+        import re  # only a usage error needs it
+
+        wrong = re.search(r"invalid choice: '(.*?)' \(choose from", message)
+        choices = [word for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                   for word in action.choices]
+        return did_you_mean(wrong[1], choices) if wrong and choices else ""
 
     def _print_message(self, message: str, file: Any = None) -> None:  # argparse drops a failed write: main says it
         if message:
@@ -112,28 +123,45 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    fail = _failure_reporter(arguments)
     try:
         guard_standard_streams()
-        return end_output(_run(sys.argv[1:] if argv is None else list(argv)))
+        return end_output(_run(arguments))
     except PaoError as exc:
-        print(f"pao: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        print("pao: interrupted", file=sys.stderr)
-        return 130
+        return fail("interrupted", 130)
     except BrokenPipeError:  # `pao list | head -1`: the reader has what it wanted
         return end_output(141)
     except UnicodeError as exc:  # an argument or file that is not UTF-8 met a place that needs UTF-8
-        print(f"pao: cannot use text that is not valid UTF-8 ({exc.reason})", file=sys.stderr)
-        return 1
+        return fail(f"cannot use text that is not valid UTF-8 ({exc.reason})", 1)
     except OSError as exc:  # an unreadable PAO_HOME, a file where a folder should be...: one line, no traceback
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"pao: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return fail(f"cannot use{where}: {exc.strerror or exc}", 1)
+
+
+def _failure_reporter(argv: Sequence[str]) -> Any:
+    """How a failure is said: one line on stderr, and with ``--json`` also ``{"error", "code"}`` on stdout,
+    so a script reading stdout always gets one object."""
+    wants_json = "--json" in (argv[:argv.index("--")] if "--" in argv else argv)
+
+    def fail(message: str, code: int) -> int:
+        print(f"pao: {message}", file=sys.stderr)
+        if wants_json and sys.stdout is not None:
+            import json  # only a failure with --json needs it
+
+            with contextlib.suppress(OSError, ValueError):  # stdout closed or gone: stderr said it already
+                print(json.dumps({"error": message, "code": code}), flush=True)
+        return code
+
+    return fail
 
 
 def _run(argv: list[str]) -> int:
     """The one start-up path (the module's docstring draws it)."""
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (``pao completion SHELL``'s script)
+        return _complete()
     command = _command(argv)
     index = _plugin_index()
     answered = None if index is None else _answer_from_index(argv, command, index)
@@ -159,6 +187,18 @@ def _run(argv: list[str]) -> int:
         if routed is not None:
             return routed
     return int(func(args, config) or 0)
+
+
+def _complete() -> int:
+    """Completions for the shell from the whole parser (every plugin's commands and options), by argcomplete."""
+    import argcomplete  # only completion needs it
+
+    from pao_core.plugins import get_plugins  # pluggy, entry points: loaded on use
+
+    plugins = get_plugins()
+    config, _ = _load_config(plugins)  # a broken file still completes
+    argcomplete.autocomplete(build_parser(config, plugins), exit_method=sys.exit)
+    return 0
 
 
 def _plugin_index() -> dict[str, Any] | None:

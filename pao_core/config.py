@@ -158,7 +158,7 @@ def _format_exception(exc: BaseException, type_: Any) -> str:
         fields = attrs.fields(exc.cl) if attrs.has(exc.cl) else ()
         known = ", ".join(field.name for field in fields if field.metadata.get("from_file", True))
         return f"unknown key {unknown}" + (f" (known keys: {known})" if known else "")
-    if type(exc) is ValueError and _FIELD_REASON.match(str(exc)):
+    if isinstance(exc, _NotTheType) or type(exc) is ValueError and _FIELD_REASON.match(str(exc)):
         return " ".join(str(exc).split())
     attrs_reason = _ATTRS_REASON.match(str(exc)) if type(exc) is ValueError else None
     if attrs_reason:  # attrs.validators.ge and friends: "'name' must be >= 0: -1"
@@ -190,7 +190,25 @@ def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(Path, lambda value, _: Path(value).expanduser())
     conv.register_unstructure_hook(Path, str)
+    _strict_scalars(conv)
     return conv
+
+
+class _NotTheType(ValueError):
+    """A TOML value of the wrong type (a quoted boolean or number): its message is the whole reason."""
+
+
+def _strict_scalars(conv: cattrs.Converter) -> None:
+    """TOML has booleans and numbers: ``desktop = "no"`` or ``limit = "5"`` is a mistake to name, not a value
+    to guess (cattrs' default ``bool("no")`` is true). Environment overrides only set text keys."""
+    for kind, takes, says in ((bool, (bool,), "a boolean (true or false"), (int, (int,), "an integer (a whole number"),
+                              (float, (int, float), "a float (a number")):
+        def strict(value: Any, _: type, kind: type = kind, takes: tuple = takes, says: str = says) -> Any:
+            if isinstance(value, takes) and (kind is bool or not isinstance(value, bool)):
+                return kind(value)
+            raise _NotTheType(f"must be {says}, unquoted), not {value!r}")
+
+        conv.register_structure_hook(kind, strict)
 
 
 _converter = _make_converter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 
 class PaoError(Exception):
     """An error the user can act on; the CLI prints its message and exits non-zero."""
@@ -24,6 +26,14 @@ class ValidationError(PaoError):
 def shown(text: str, limit: int = 80) -> str:
     """User input quoted in a one-line message: ``repr``, cut to ``limit`` characters with its length."""
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'list'?"`` (or ``'a' or 'b'``) when a known word is close to ``word``, else ``""``."""
+    import difflib  # only a mistake needs it
+
+    close = difflib.get_close_matches(word, sorted(set(known)), n=2, cutoff=0.6)
+    return "; did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
 
 
 def describe(exc: BaseException) -> str:

@@ -21,6 +21,8 @@ def reject_control(text: str, what: str, *, allow_newlines: bool = False) -> str
 def check_topic(topic: str) -> str:
     """A topic pao will work on: no control character, at most ``MAX_TOPIC_CHARS`` characters."""
     reject_control(topic, "the topic")
+    if not topic.strip():
+        raise ValidationError("the topic is empty: say what the agent should work on (pao spawn \"fix the login bug\")")
     if len(topic) > MAX_TOPIC_CHARS:
         raise ValidationError(f"the topic is longer than {MAX_TOPIC_CHARS} characters ({len(topic)})")
     return topic

@@ -62,7 +62,7 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     before = _projects(claude_home)
 
     code, out, err = _spawn(capsys, cloned)
-    assert code != 0 and out == ""
+    assert code != 0 and json.loads(out)["code"] == code  # --json: the failure as one object
     [line] = [text for text in err.splitlines() if text.strip()]
     assert ".claude/settings.json: hooks.SessionStart runs 'touch /" in line and f"pao trust {cloned}`" in line
     windows = subprocess.run(["tmux", "-L", private_tmux.socket, "list-windows", "-a"], capture_output=True, check=False)

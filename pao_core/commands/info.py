@@ -22,6 +22,18 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
                                help="print where the configuration file is read from (works with a broken file)")
     config_parser.set_defaults(func=show_config)
 
+    completion = subparsers.add_parser("completion", help="print the shell completion script (bash, zsh, fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
+    completion.set_defaults(func=show_completion, tolerates_config_error=True)
+
+
+def show_completion(args: argparse.Namespace, config: PaoConfig) -> int:
+    """argcomplete's script for the shell: it runs ``pao`` with ``_ARGCOMPLETE`` set, which ``cli`` answers."""
+    import argcomplete  # only this command needs it
+
+    print(argcomplete.shellcode(["pao"], shell=args.shell), end="")
+    return 0
+
 
 def plugin_report(config: PaoConfig) -> dict:
     """Plugins, their hooks, what plugins say of each (``pao_plugin_report``), and failures."""

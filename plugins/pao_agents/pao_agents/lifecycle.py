@@ -22,10 +22,11 @@ import attrs
 
 from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents import agentdir
-from pao_agents.agentdir import EVENTS, RECEIPT_TIMEOUT, prompt_receipt, read_events
-from pao_agents.conversation import SendFailed, send_text, text_marker
+from pao_agents.agentdir import RECEIPT_TIMEOUT
+from pao_agents.conversation import SendFailed, send_text
 from pao_agents.light import observed_state
 from pao_agents.states import screen_fills_in
+from pao_agents.receipt import await_receipt
 from pao_agents.readiness import wait_ready
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
 from pao_agents.spec.contracts import McpWiring
@@ -34,7 +35,6 @@ from pao_core.files import atomic_write, private_dir
 from pao_core.models import converter
 from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import shown as quoted
-from pao_core.waiting import poll_until
 
 __all__ = ["AgentElsewhere", "AgentNotRunning", "Agents", "Observation", "SendFailed", "agent_environment", "cleanup_written", "send_text"]
 
@@ -143,17 +143,10 @@ class Agents(AgentContext):
         send_text(driver, record.target, text, submit_key=host.submit_key, reader=self.reader(record.host), name=name)
         if not record.extra.get("events") or receipt_timeout <= 0:
             return None
-        log, fragment = Path(record.extra["agent_dir"], EVENTS), text_marker(text)
-
-        def receipt() -> float | None:
-            return prompt_receipt(read_events(log), since, fragment)
-
-        for attempt in range(2):
-            if attempt:  # the screen said taken, the CLI said nothing: one more press (an empty input ignores it)
-                driver.press(record.target, host.submit_key)
-            received = poll_until(receipt, receipt_timeout, cap=0.2)
-            if received is not None:
-                return received
+        received = await_receipt(driver, record.target, host.submit_key, record.extra["agent_dir"], text, since,
+                                 receipt_timeout)
+        if received is not None:
+            return received
         raise SendFailed(f"{name} shows the text taken, but its CLI reported no submitted prompt within "
                          f"{2 * receipt_timeout:.0f} s (the submit key was pressed again once); 'pao status {name}' "
                          "shows its screen")

@@ -151,7 +151,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent.named(name)
+                raise UnknownAgent.named(name, agents)
             record = stamped(edit(self._structure(name, agents[name])), self.machine)
             agents[name] = converter.unstructure(record)
             changed.append(record)
@@ -164,7 +164,7 @@ class JsonRegistry(RegistryStore):
 
         def change(agents: dict[str, Any]) -> None:
             if name not in agents:
-                raise UnknownAgent.named(name)
+                raise UnknownAgent.named(name, agents)
             removed.append(self._structure(name, agents.pop(name)))
 
         self._edit(change)

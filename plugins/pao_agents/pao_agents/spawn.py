@@ -16,6 +16,7 @@ from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
 from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
 from pao_agents.conversation import send_text
+from pao_agents.receipt import nudge_receipt
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
@@ -183,9 +184,10 @@ class _Underway:
         if request.nudge and not request.prompt:
             if self.held:  # bounded: past it the task goes anyway and pao says so
                 self.extra["mcp_listed"] = mcpwait.await_tools_listed(str(request.agent_dir), request.name)
-            text = host_agent.nudge(request, briefing_file)
+            text, since = host_agent.nudge(request, briefing_file), time.time()
             send_text(driver, self.target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
-            self.clock.done("7 nudge", "submitted")
+            self.clock.done("7 nudge", nudge_receipt(driver, self.target, host_agent.submit_key, self.extra,
+                                                     request.name, text, since))
             return "busy"
         return "busy" if request.prompt else "ready"
 

@@ -10,6 +10,7 @@ a last line without its newline is left for the next run.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,6 +27,14 @@ _NOISE_PREFIXES = (
     "Caveat: The messages below",
     "[Request interrupted",
 )
+PAO_TASK = re.compile(
+    r"Your task: .*?\. (?:pao's briefing for it is in your (?:system prompt|context); use it"
+    r"|Read .+ first \(what pao gathered for it\)"
+    r"|Your briefing from pao is .+ \(already in your context\); use it), then start\.",
+    re.DOTALL,
+)
+"""The first prompt pao itself types or hands a CLI (the hosts' ``nudge``): pao's words, not the user's history,
+so an exchange that starts with it is indexed without them (the agent's replies stay)."""
 TOOL_TEXT_LIMIT = 2000
 """Characters of one tool result kept for search (logs can be huge)."""
 
@@ -169,8 +178,8 @@ def read_exchanges(path: Path, start: int = 0, counted_from: int = 0) -> ReadRes
         blocks = _blocks(message.get("content")) if isinstance(message, dict) else []
         if kind == "user" and _is_prompt(line, blocks):
             if current is not None:
-                exchanges.append(current.build())
-            current = _Builder(start=offset, line=line, prompt=_texts(blocks), uuids=[line["uuid"]])
+                _keep(exchanges, current)
+            current = _Builder(start=offset, line=line, prompt=_own_words(_texts(blocks)), uuids=[line["uuid"]])
             continue
         if current is None:
             continue
@@ -187,6 +196,17 @@ def read_exchanges(path: Path, start: int = 0, counted_from: int = 0) -> ReadRes
                 current.uuids.append(line["uuid"])
     resume = consumed
     if current is not None:
-        exchanges.append(current.build())
+        _keep(exchanges, current)
         resume = current.start
     return ReadResult(exchanges, consumed, resume, lines, malformed)
+
+
+def _own_words(prompt: str) -> str:
+    """The prompt as history keeps it: empty when pao wrote it (:data:`PAO_TASK`)."""
+    return "" if PAO_TASK.fullmatch(prompt.strip()) else prompt
+
+
+def _keep(exchanges: list[Exchange], current: _Builder) -> None:
+    """Add the exchange unless nothing of it is left (pao's prompt, not answered yet)."""
+    if current.prompt or current.replies or current.tools:
+        exchanges.append(current.build())

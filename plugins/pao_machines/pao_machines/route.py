@@ -69,7 +69,7 @@ def agent_command(args: argparse.Namespace, config: PaoConfig, record: AgentReco
     data = call(config, machine, _remote_args(args), timeout=timeout)
     agent = data.get("agent") if args.command != "status" else data
     registry = _registry(config)
-    if shared_registry(config):
+    if shared_registry(config) and "remote" not in record.extra:  # "remote": a copy kept here (spawn.py's mismatch)
         pass  # the machine changed the one record every machine reads
     elif args.command == "kill":
         with contextlib.suppress(PaoError):

@@ -74,6 +74,9 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
                 agents.registry.remove(record.name)
         raise
     name = str(data.get("name"))
+    mismatch = _registry_mismatch(agents, args, machine, data, folder, host) if shared else None
+    if mismatch is not None:
+        record, data = mismatch
     if shared and data.get("machine") != machine.name:
         _say(f"note: that machine calls itself {data.get('machine')!r}, not {machine.name!r}: set [machine] name = "
              f"\"{machine.name}\" there, or name it [machines.{data.get('machine')}] here, so commands reach it")
@@ -83,6 +86,24 @@ def spawn_on(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"{name}\t{data.get('state')}\t{machine.name}:{data.get('target')}\t{data.get('folder')}")
     _say(f"attach with: pao attach {shlex.quote(name)}")
     return 0
+
+
+def _registry_mismatch(agents: Any, args: argparse.Namespace, machine: Machine, data: dict[str, Any], folder: str,
+                       host: str) -> tuple[AgentRecord, dict[str, Any]] | None:
+    """When this machine shares a registry (``[registry] url``) and the agent's record is not in it, that machine
+    keeps a registry of its own: say so, and keep a copy here, so ``pao list`` here still shows the agent."""
+    from pao_agents.spec import AgentRecord  # loaded on use
+
+    name = str(data.get("name"))
+    if agents.registry.find(name) is not None:
+        return None
+    warning = (f"machine {machine.name} keeps its own agent registry, not this machine's "
+               f"({agents.registry.location()}): {name!r} runs there and is recorded here too; set [registry] url "
+               f"(or PAO_REGISTRY_URL) there to the same database, so every machine sees one registry")
+    _say(f"warning: {warning}")
+    reserved = AgentRecord(name, folder, args.topic, host, args.terminal or "", target="", machine=machine.name)
+    record = _record_remote(agents.registry, agents.registry.add(reserved), machine, data)
+    return record, {**data, "registry_mismatch": warning}
 
 
 def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:

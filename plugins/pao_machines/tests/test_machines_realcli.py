@@ -165,3 +165,23 @@ def test_one_registry_in_postgresql_for_both_machines(claude_box: Box, anthropic
         box.sshd.restart()
         box.pao("kill", "shop")
         assert _agents(box) == {} and json.loads(box.remote_pao("list", "--json").stdout)["agents"] == []
+
+
+@pytest.mark.postgres
+def test_a_machine_with_its_own_registry_is_said_and_its_agent_kept_here(claude_box: Box,
+                                                                          anthropic_stub: AnthropicStub) -> None:
+    """This machine's registry is PostgreSQL, the other's is its own file: the spawn says so, and lists the agent."""
+    from pao_testing.postgres import postgres_url
+
+    box = claude_box
+    box.remote_folder("shop")
+    with postgres_url() as url:
+        box.write_config(extra=f'\n[machine]\nname = "laptop"\n\n[registry]\nurl = "{url}"\n')
+        spawned = box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--json")
+        answer = json.loads(spawned.stdout)
+        assert "keeps its own agent registry" in answer["registry_mismatch"] and "[registry] url" in spawned.stderr
+        assert spawned.stderr.count("keeps its own agent registry") == 1
+        assert [agent["name"] for agent in json.loads(box.remote_pao("list", "--json").stdout)["agents"]] == ["shop"]
+        assert _agents(box)["shop"]["machine"] == "box"  # not lost: this machine lists it and reaches it
+        box.pao("kill", "shop")
+        assert _agents(box) == {} and json.loads(box.remote_pao("list", "--json").stdout)["agents"] == []

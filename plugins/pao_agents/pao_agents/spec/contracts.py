@@ -269,7 +269,7 @@ class RegistryStore(abc.ABC):
         """the record called ``name``, or ``UnknownAgent``. Default: from ``find``."""
         record = self.find(name)
         if record is None:
-            raise UnknownAgent.named(name)
+            raise UnknownAgent.named(name, self.names())
         return record
 
     def update(self, name: str, **changes: Any) -> AgentRecord:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from pao_core.errors import PaoError, shown
+from typing import Iterable
+
+from pao_core.errors import PaoError, did_you_mean, shown
 
 
 class UnknownAgent(PaoError):
     """No agent of that name is in the registry."""
 
     @classmethod
-    def named(cls, name: str) -> UnknownAgent:
-        return cls(f"no agent named {shown(name)} (see 'pao list')")
+    def named(cls, name: str, known: Iterable[str] = ()) -> UnknownAgent:
+        """``known``: the names there are, for a "did you mean" when one is close."""
+        return cls(f"no agent named {shown(name)} (see 'pao list'){did_you_mean(name, known)}")
 
 
 class DuplicateAgent(PaoError):

@@ -1,0 +1,78 @@
+"""The spawn's nudge is confirmed like ``pao send``: by the CLI's own UserPromptSubmit event for that text, the
+submit key pressed once more when it does not come, and said when it never does. Real tmux on a private socket,
+a real ``cat`` in the pane that counts the key presses, the event log as the CLI's hook appends it."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from pao_agents.receipt import nudge_receipt
+
+TEXT = "Your task: count the widgets. pao's briefing for it is in your system prompt; use it, then start."
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[tuple[object, str, Path]]:
+    import subprocess
+
+    from pao_tmux.driver import TmuxDriver, TmuxOptions
+
+    socket = f"pao-receipt-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    driver = TmuxDriver(TmuxOptions(socket=socket))
+    presses = tmp_path / "presses"
+    target = driver.spawn("rx", str(tmp_path), ["sh", "-c", f"cat > {presses}"], dict(os.environ))
+    try:
+        yield driver, target, presses
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def write_event(log: Path, prompt: str) -> None:
+    with log.open("a") as stream:
+        stream.write(json.dumps({"event": {"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"},
+                                 "at": int(time.time())}) + "\n")
+
+
+def test_a_nudge_the_cli_reports_is_confirmed(pane, tmp_path: Path) -> None:
+    driver, target, _ = pane
+    log = tmp_path / "events.jsonl"
+    log.write_text("")
+    extra = {"events": True, "agent_dir": str(tmp_path)}
+    hook = threading.Timer(0.3, write_event, (log, TEXT))
+    hook.start()
+    said = nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time(), timeout=5)
+    hook.join()
+    assert said == "submitted, confirmed by its CLI" and extra["nudge_receipt"] is not None
+
+
+def test_a_nudge_the_cli_never_reports_is_retried_once_then_said(pane, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    driver, target, presses = pane
+    log = tmp_path / "events.jsonl"
+    write_event(log, "an earlier prompt")  # another prompt is no receipt for this one
+    extra = {"events": True, "agent_dir": str(tmp_path)}
+    started = time.monotonic()
+    said = nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time(), timeout=0.5)
+    assert said == "submitted, NOT confirmed by its CLI" and extra["nudge_receipt"] is None
+    assert 1.0 <= time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rx shows its task taken, but its CLI reported no submitted prompt within 1 s" in err
+    give_up = time.monotonic() + 5
+    while time.monotonic() < give_up and (not presses.exists() or presses.read_text().count("\n") < 1):
+        time.sleep(0.05)
+    assert presses.read_text().count("\n") == 1  # the submit key pressed once more, once
+
+
+def test_a_cli_without_events_is_not_waited_for(pane, tmp_path: Path) -> None:
+    driver, target, _ = pane
+    extra: dict = {"events": None, "agent_dir": str(tmp_path)}
+    assert nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time(), timeout=5) == "submitted"
+    assert "nudge_receipt" not in extra
