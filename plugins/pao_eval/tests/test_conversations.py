@@ -94,5 +94,5 @@ def test_semantic_search_earns_its_place_on_held_out_conversations(pao, corpus: 
     assert both["evidence_recall_at_10"] >= HELD_OUT_FLOOR
 
 
-HELD_OUT_FLOOR = 0.55
-"""The held-out evidence recall@10 of the commit that added this test, less a margin (docs/benchmarks.md)."""
+HELD_OUT_FLOOR = 0.70
+"""The held-out evidence recall@10 measured when this test was added (0.733; docs/benchmarks.md), less a margin."""
