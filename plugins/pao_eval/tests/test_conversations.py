@@ -51,9 +51,9 @@ def test_evidence_recall_counts_turns_among_the_first_ten(corpus: Path, tmp_path
         items = tuple(MemoryItem("longterm", ident, entity, "text", kind="observation") for ident in idents)
         return QueryRun(query, Briefing(topic=query.topic, markdown="", items=items, backends={}, elapsed_ms=1.0), 5.0)
 
-    filler = [f"obs:{entity}#{n}" for n in range(6, 14)]
-    report = evidence_scores([run(question, [f"obs:{entity}#4", *filler]), run(other, [*filler, f"obs:{entity}#0"])],
-                             sessions)
+    filler = [f"obs:{entity}#{n}" for n in range(5, 14)]  # nine turns that are no evidence
+    report = evidence_scores([run(question, [f"obs:{entity}#4", *filler]),
+                              run(other, [*filler, f"obs:{entity}#1", f"obs:{entity}#0"])], sessions)
     # half of x1's evidence is in its top ten; x2's turn is eleventh and does not count
     assert report["by_kind"] == {"single-hop": 0.5, "temporal": 0.0}
     assert report["evidence_recall_at_10"] == 0.25
