@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 ORIGINAL = {"precision": 0.574, "ood_items": 4.0, "chars": 4816.0, "items": 11.5, "latency_ms": 586.0}
 """The original system's reported figures (precision judged by a model)."""
 
+LEXICAL_SWITCHES = ("longterm", "history")
+"""The backends whose ``semantic`` option ``pao eval --lexical`` turns off."""
+
 TARGETS = {"precision": 0.85, "recall_at_10": 0.60, "ood_items": 0.5, "latency_p50_ms": 50.0}
 
 class CorpusError(PaoError):
@@ -50,6 +53,7 @@ class Query:
     kind: str
     domain: str | None
     subtopic: str | None
+    evidence: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -87,7 +91,8 @@ def load_queries(corpus: Path, split: str) -> list[Query]:
         raise CorpusError(f"{corpus / 'split.json'}: no split {split!r} (has {', '.join(sorted(splits))})")
     wanted = set(splits[split])
     queries = [
-        Query(row["qid"], row["topic"], row.get("kind", "in-domain"), row.get("domain"), row.get("subtopic"))
+        Query(row["qid"], row["topic"], row.get("kind", "in-domain"), row.get("domain"), row.get("subtopic"),
+              tuple(row.get("evidence", ())))
         for row in _jsonl(corpus / "queries.jsonl")
         if row.get("qid") in wanted
     ]
@@ -267,16 +272,23 @@ def evaluate(
     backends: Sequence[str] | None = None,
     home: Path,
     repeat: int = 3,
+    semantic: bool = True,
 ) -> dict[str, Any]:
-    """Load the corpus into stores under ``home``, brief the split, score it."""
+    """Load the corpus into stores under ``home``, brief the split, score it (``semantic`` False: the
+    stores' lexical search alone, their ``semantic = false``)."""
     corpus = corpus.expanduser()
     if not corpus.is_dir():
         raise CorpusError(f"{corpus}: not a folder")
+    from pao_eval.conversations import as_memory, evidence_scores, is_conversational
+
     queries = load_queries(corpus, split)
-    eval_config = attrs.evolve(config, home=home, backends={})
-    loaded = load_stores(corpus, eval_config, plugins)
+    lexical_only = {name: {"semantic": False} for name in LEXICAL_SWITCHES}
+    eval_config = attrs.evolve(config, home=home, backends={} if semantic else lexical_only)
+    sessions = as_memory(corpus, home / "corpus", _jsonl) if is_conversational(corpus) else None
+    loaded = load_stores(home / "corpus" if sessions is not None else corpus, eval_config, plugins)
     runs = run_queries(queries, config=eval_config, plugins=plugins, backends=backends, repeat=repeat)
-    report = score(runs, corpus)
+    report = evidence_scores(runs, sessions) if sessions is not None else score(runs, corpus)
+    report["semantic"] = semantic
     used = backends if backends is not None else [b.name for b in plugins.memory_backends(eval_config)]
     return {"corpus": str(corpus), "split": split, "backends": list(used), "loaded": loaded, **report}
 
@@ -296,3 +308,12 @@ def comparison_rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]
         ("latency p50 (in-process brief)", f"{report['latency_p50_ms']:.1f} ms", f"{ORIGINAL['latency_ms']:.0f} ms",
          "<= 50 ms"),
     ]
+
+
+def evidence_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(figure, pao) rows of a conversational corpus's report."""
+    rows = [("evidence recall@10", f"{report['evidence_recall_at_10'] * 100:.1f}%")]
+    rows += [(f"  {kind}", f"{value * 100:.1f}%") for kind, value in report["by_kind"].items()]
+    rows += [("items per briefing", f"{report['items']:.1f}"),
+             ("latency p50 (in-process brief)", f"{report['latency_p50_ms']:.1f} ms")]
+    return rows

@@ -161,8 +161,9 @@ def test_second_corpus_scores_through_the_same_scorer(pao, tmp_path: Path) -> No
     report = json.loads(done.stdout)
     assert report["queries"] == 48 and report["backends"] == ["history", "longterm"]
     assert any(line.startswith("memory.jsonl:") and line.endswith("(semantic + lexical)") for line in report["loaded"])
+    # issue 31's targets on held-out memory (measured 0.971 / 0.780 / 0.20 at the commit that raised them)
     assert report["precision"] >= 0.90
-    assert report["recall_at_10"] >= 0.70
+    assert report["recall_at_10"] >= 0.75
     assert report["ood_items"] <= 0.5
     assert report["secrets_leaked"] == 0 and report["briefings_with_esc"] == 0
 

@@ -54,6 +54,22 @@ def test_after_a_hit_entitys_siblings_come_the_entities_the_graph_relates_to_it(
     assert not [i for i in found if i.startswith("obs:Calypso contract parsing#")]  # two relations away
 
 
+def test_an_entitys_other_observations_come_nearest_its_hit_first(longterm: Longterm, tmp_path: Path) -> None:
+    """A dialog stored one turn an observation: the turns around the one found are its context (the one
+    after it, its answer, before the one before), not the session's first turns."""
+    filler = ["The weather was cold on Tuesday.", "Sure, see you then.", "My train was late again.",
+              "I bought new running shoes.", "Lunch was soup and bread.", "The printer jammed twice.",
+              "We watched a film about penguins.", "Ha, that is funny.", "The meeting moved to Friday.",
+              "I need to call my aunt.", "The garden needs watering."]
+    turns = [*filler[:7], "Did you repaint the ziggurat mural in teal?", *filler[7:]]
+    memory = tmp_path / "dialog.jsonl"
+    memory.write_text(json.dumps({"type": "entity", "name": "chat session 3", "entityType": "conversation session",
+                                  "observations": turns}) + "\n")
+    longterm.pao("memory", "import", str(memory))
+    found = ids(longterm, "ziggurat mural teal")
+    assert found[:6] == [f"obs:chat session 3#{n}" for n in (7, 8, 6, 9, 5, 10)], found
+
+
 def test_lexical_only_when_turned_off_and_stats_say_why(longterm: Longterm) -> None:
     longterm.configure("semantic = false\n")
     report = longterm.pao_json("memory", "import", str(MEMORY))

@@ -167,12 +167,31 @@ def with_entity_siblings(options: LongtermOptions, rows: Rows, kept: Sequence[An
         return list(kept)
     if related:
         entities += [name for name in _related(options, rows, entities, sqlite) if name not in entities]
+    near = _nearest_first({(row.name, row.position) for row in kept})
     fetched = _observations(options, rows, "name", entities, sqlite)
     have = {row.id for row in kept}
     lowest = min(float(row.score) for row in kept)
     rank = {name: n for n, name in enumerate(entities)}
-    extra = sorted((row for row in fetched if row.id not in have), key=lambda row: (rank[row.name], row.position))
+    extra = sorted((row for row in fetched if row.id not in have), key=lambda row: (rank[row.name], *near(row)))
     return [*kept, *(row._replace(score=lowest * (1 - (n + 1) / (len(extra) + 1))) for n, row in enumerate(extra))][:limit]
+
+
+def _nearest_first(hits: set[tuple[str, int]]) -> Callable[[Any], tuple[int, int]]:
+    """Sort key of an entity's other observations: those next to one of its hits first (the one after a hit
+    before the one before it: a turn of a dialog is answered by the next), then by position; an entity
+    without a hit (a related one) in its own order."""
+    positions: dict[str, list[int]] = collections.defaultdict(list)
+    for name, position in hits:
+        positions[name].append(int(position))
+
+    def key(row: Any) -> tuple[int, int]:
+        around = positions.get(row.name)
+        if not around:
+            return (0, int(row.position))
+        distance, side = min((abs(int(row.position) - hit), int(row.position) < hit) for hit in around)
+        return (2 * distance + side, int(row.position))
+
+    return key
 
 
 def _related(options: LongtermOptions, rows: Rows, names: Sequence[str], sqlite: bool) -> list[str]:
