@@ -15,7 +15,7 @@ folder and a task of its own, then sends it one message and ends it:
   carrying MSG.
 
 cao is installed from PyPI into a virtual environment of its own (``.cache/bench/cao-2.5.4``,
-the one ``benches/cao_startup_bench.py`` makes). Its server (``cao-server``, a FastAPI app)
+the one ``benches/cao_startup_bench.py`` makes), before the bench enters its network namespace. Its server (``cao-server``, a FastAPI app)
 runs for the whole bench on a loopback port, started before the first round and not timed,
 as a user keeps it running; its tmux server is a private one (``TMUX_TMPDIR``). cao runs its
 default Claude Code agent profile (``developer``: a system-prompt file and its MCP server);
@@ -266,6 +266,7 @@ def _arguments(argv: list[str]) -> tuple[int, str]:
 
 
 if __name__ == "__main__":
+    cao_ready()  # from PyPI, before the loopback-only namespace below cuts the network off
     code = rerun_isolated(__file__, sys.argv[1:])
     if code is not None:
         sys.exit(code)
