@@ -53,6 +53,7 @@ class RequestFailed(Exception):
 
 class HistoryServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 2 * MAX_CONNECTIONS  # the stdlib's 5 kept a burst of clients in SYN retries (1 s, 3 s...)
 
     def __init__(self, address: tuple[str, int], index: Path, token: str | None, semantic: bool = True, *,
                  idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT) -> None:

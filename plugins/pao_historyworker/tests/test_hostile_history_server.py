@@ -146,6 +146,7 @@ def test_silent_and_slow_connections_cannot_hold_the_server(quick_server: tuple[
     from pao_historyworker.server import MAX_CONNECTIONS
 
     _host, port, token = quick_server
+    opened = time.monotonic()
     held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(MAX_CONNECTIONS + 20)]
     try:
         # beyond the bound, connections are closed at once: the server keeps a bounded number of threads
@@ -158,6 +159,7 @@ def test_silent_and_slow_connections_cannot_hold_the_server(quick_server: tuple[
                 closed += 1
         assert closed >= 15
         started = time.monotonic()
+        assert started - opened < QUICK_IDLE_S  # closed by the bound, not by the idle timeout
         sock = held[0]
         sock.settimeout(QUICK_IDLE_S + 15)
         try:
