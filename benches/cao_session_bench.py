@@ -58,7 +58,7 @@ from pao_testing.claude_cli import cli_environment, cli_path, rerun_isolated, se
 
 DEADLINE = 120.0
 """Seconds a task or message may take to reach the stub before the run counts as lost."""
-STEP_LINE = re.compile(r"^pao: (\d [a-z-]+)\s+([\d.]+) ms", re.MULTILINE)
+STEP_LINE = re.compile(r"pao: (\d [a-z-]+)\s+([\d.]+) ms", re.MULTILINE)
 """A step of ``pao spawn``'s report on stderr: its label and milliseconds."""
 
 
@@ -253,7 +253,7 @@ def main(rounds: int, version: str) -> dict[str, object]:
                     figures = one_round(tool, stub, base, round_)
                     if round_:  # round 0 warms up
                         for key, value in figures.items():
-                            (samples[tool.name] if key in keys else steps.setdefault(key, [])).append(value)
+                            (samples[tool.name][key] if key in keys else steps.setdefault(key, [])).append(value)
         finally:
             for tool in tools:
                 tool.close()
