@@ -257,6 +257,7 @@ def main(rounds: int, version: str) -> dict[str, object]:
         finally:
             for tool in tools:
                 tool.close()
+            shutil.rmtree(base, ignore_errors=True)  # the homes, folders and logs of every round
 
     def median(values: list[float | None]) -> float | None:
         measured = [value for value in values if value is not None]
