@@ -10,12 +10,16 @@ folder and a task of its own, then sends it one message and ends it:
 - **launch -> task at the model**: from the start of ``pao spawn TASK`` / ``cao launch
   --headless --async --auto-approve TASK`` to the first conversation request at the stub
   whose text carries TASK.
+  For pao it also says where that time went (``pao_steps_p50_s``): each spawn step as ``pao spawn``
+  reports it on stderr (``1 topic`` ... ``7 nudge``, seconds each), and the first time each event
+  reached the agent's event log (the CLI's hooks, ``McpToolsListed`` from ``pao mcp``), in seconds
+  from the launch's start.
 - **send -> message at the model**: once the tool reports the agent idle, from the start of
   ``pao send NAME MSG`` / ``cao session send SESSION MSG --async`` to the first request
   carrying MSG.
 
 cao is installed from PyPI into a virtual environment of its own (``.cache/bench/cao-2.5.4``,
-the one ``benches/cao_startup_bench.py`` makes). Its server (``cao-server``, a FastAPI app)
+the one ``benches/cao_startup_bench.py`` makes), before the bench enters its network namespace. Its server (``cao-server``, a FastAPI app)
 runs for the whole bench on a loopback port, started before the first round and not timed,
 as a user keeps it running; its tmux server is a private one (``TMUX_TMPDIR``). cao runs its
 default Claude Code agent profile (``developer``: a system-prompt file and its MCP server);
@@ -54,6 +58,8 @@ from pao_testing.claude_cli import cli_environment, cli_path, rerun_isolated, se
 
 DEADLINE = 120.0
 """Seconds a task or message may take to reach the stub before the run counts as lost."""
+STEP_LINE = re.compile(r"pao: (\d [a-z-]+)\s+([\d.]+) ms", re.MULTILINE)
+"""A step of ``pao spawn``'s report on stderr: its label and milliseconds."""
 
 
 def cao_ready() -> Path:
@@ -99,9 +105,21 @@ class Pao:
                     "PAO_TMUX_SOCKET": f"pao-bench-{uuid.uuid4().hex[:8]}"}
         (base / "pao.toml").write_text("")
         self.pao = str(Path(sys.executable).with_name("pao"))
+        self.steps: dict[str, float] = {}
 
     def launch(self, name: str, folder: Path, task: str) -> None:
-        run([self.pao, "spawn", task, "--folder", str(folder), "--name", name], self.env)
+        done = run([self.pao, "spawn", task, "--folder", str(folder), "--name", name], self.env)
+        self.steps = {f"step {label.strip()}": float(ms) / 1000 for label, ms in STEP_LINE.findall(done.stderr)}
+
+    def events(self, name: str, since: float) -> dict[str, float]:
+        """Seconds from ``since`` (epoch) to the first time each event reached ``name``'s event log."""
+        from pao_agents.agentdir import EVENTS, read_events
+
+        first: dict[str, float] = {}
+        for event in read_events(Path(self.env["PAO_HOME"], "agents", name, EVENTS)):
+            if isinstance(event.get("at"), (int, float)):
+                first.setdefault(f"event {event['name']}", event["at"] - since)
+        return first
 
     def wait_idle(self, name: str) -> None:
         def ready() -> bool:
@@ -201,7 +219,11 @@ def one_round(tool: Pao | Cao, stub: AnthropicStub, base: Path, round_: int) -> 
     folder = base / name
     folder.mkdir()
     task, message = (f"{kind} {uuid.uuid4().hex[:10]}" for kind in ("Bench task", "Bench message"))
+    started = time.time()
     figures: dict[str, float | None] = {"launch_s": timed(stub, lambda: tool.launch(name, folder, task), task)}
+    if isinstance(tool, Pao):
+        figures.update(tool.steps)
+        figures.update(tool.events(name, started))
     try:
         if figures["launch_s"] is None:
             print(f"cao_session_bench: {tool.name} round {round_}: the task was lost; screen:\n{tool.screen(name)}",
@@ -222,6 +244,7 @@ def main(rounds: int, version: str) -> dict[str, object]:
     base = Path(tempfile.mkdtemp(prefix="pao-cao-bench-"))
     keys = ("launch_s", "send_s")
     samples: dict[str, dict[str, list[float | None]]] = {tool: {key: [] for key in keys} for tool in ("pao", "cao")}
+    steps: dict[str, list[float | None]] = {}  # pao's launch, step by step
     with AnthropicStub() as stub:
         tools = [Pao(base, stub, version), Cao(base, stub, version)]
         try:
@@ -230,10 +253,11 @@ def main(rounds: int, version: str) -> dict[str, object]:
                     figures = one_round(tool, stub, base, round_)
                     if round_:  # round 0 warms up
                         for key, value in figures.items():
-                            samples[tool.name][key].append(value)
+                            (samples[tool.name][key] if key in keys else steps.setdefault(key, [])).append(value)
         finally:
             for tool in tools:
                 tool.close()
+            shutil.rmtree(base, ignore_errors=True)  # the homes, folders and logs of every round
 
     def median(values: list[float | None]) -> float | None:
         measured = [value for value in values if value is not None]
@@ -244,6 +268,8 @@ def main(rounds: int, version: str) -> dict[str, object]:
         "claude_code": version,
         "rounds": rounds,
         "p50_s": medians,
+        "pao_steps_p50_s": dict(sorted(((key, median(values)) for key, values in steps.items()),
+                                       key=lambda pair: pair[1] or 0)),
         "runs": {tool: {key: len(values) for key, values in figures.items()} for tool, figures in samples.items()},
         "lost": {tool: {key: values.count(None) for key, values in figures.items()} for tool, figures in samples.items()},
         "ratio_cao_over_pao": {key: round(medians["cao"][key] / medians["pao"][key], 1)
@@ -266,6 +292,7 @@ def _arguments(argv: list[str]) -> tuple[int, str]:
 
 
 if __name__ == "__main__":
+    cao_ready()  # from PyPI, before the loopback-only namespace below cuts the network off
     code = rerun_isolated(__file__, sys.argv[1:])
     if code is not None:
         sys.exit(code)

@@ -53,11 +53,15 @@ class RequestFailed(Exception):
 
 class HistoryServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 2 * MAX_CONNECTIONS  # the stdlib's 5 kept a burst of clients in SYN retries (1 s, 3 s...)
 
-    def __init__(self, address: tuple[str, int], index: Path, token: str | None, semantic: bool = True) -> None:
+    def __init__(self, address: tuple[str, int], index: Path, token: str | None, semantic: bool = True, *,
+                 idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT) -> None:
         super().__init__(address, HistoryHandler)
         self.index = index
         self.token = token
+        self.idle_timeout = idle_timeout
+        self.request_timeout = request_timeout
         self.semantic = semantic
         self.sessions: set[str] = set()
         self.sessions_lock = threading.Lock()
@@ -115,9 +119,11 @@ class HistoryServer(ThreadingHTTPServer):
 
 
 def make_server(
-    index: Path, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None, semantic: bool = True
+    index: Path, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None, semantic: bool = True,
+    idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
 ) -> HistoryServer:
-    return HistoryServer((host, port), index, token, semantic)
+    return HistoryServer((host, port), index, token, semantic, idle_timeout=idle_timeout,
+                         request_timeout=request_timeout)
 
 
 class HistoryHandler(BaseHTTPRequestHandler):
@@ -127,8 +133,12 @@ class HistoryHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
     timeout = IDLE_TIMEOUT  # a silent connection is closed, and never holds a thread for long
 
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout
+        super().setup()
+
     def handle_one_request(self) -> None:
-        """One request, cut off ``REQUEST_TIMEOUT`` seconds after its first byte arrived (a slow sender
+        """One request, cut off ``request_timeout`` seconds after its first byte arrived (a slow sender
         cannot hold the thread by trickling bytes within the idle timeout)."""
         try:
             if not self.rfile.peek(1):
@@ -137,7 +147,7 @@ class HistoryHandler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             self.close_connection = True
             return
-        timer = threading.Timer(REQUEST_TIMEOUT, self._cut_off)
+        timer = threading.Timer(self.server.request_timeout, self._cut_off)
         timer.daemon = True
         timer.start()
         try:

@@ -30,13 +30,22 @@ from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test 
 
 PAO = str(Path(sys.executable).with_name("pao"))
 QUERY = "delete the rostra-ci IAM access key"
+QUICK_IDLE_S = 2.0
+QUICK_REQUEST_S = 4.0
+"""The timeouts of ``quick_server``: the same cut-offs as the defaults' (15 s, 30 s), without the wait."""
 
 
 @pytest.fixture
-def server(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int, str]]:
-    """``pao history serve`` as its own process: (host, port, token read from its file)."""
-    Path(os.environ["PAO_CONFIG"]).write_text("[backends.history]\nsemantic = false\n")  # lexical: a quick index
+def indexed(isolated_home: Path) -> Path:
+    """The eval transcripts indexed (lexically: a quick index) into this test's PAO_HOME; the index's path."""
+    Path(os.environ["PAO_CONFIG"]).write_text("[backends.history]\nsemantic = false\n")
     assert main(["history", "index", str(eval_transcripts())]) == 0
+    return Path(os.environ["PAO_HOME"]) / "history.sqlite3"
+
+
+@pytest.fixture
+def server(indexed: Path) -> Iterator[tuple[str, int, str]]:
+    """``pao history serve`` as its own process: (host, port, token read from its file)."""
     process = subprocess.Popen([PAO, "history", "serve", "--port", "0"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     try:
@@ -104,10 +113,40 @@ def test_only_json_bodies_are_read(server: tuple[str, int, str], content_type: s
     assert _post(port, json.dumps(SEARCH).encode(), headers)[0] == 415
 
 
-def test_silent_and_slow_connections_cannot_hold_the_server(server: tuple[str, int, str]) -> None:
-    from pao_historyworker.server import IDLE_TIMEOUT, MAX_CONNECTIONS
+@pytest.fixture
+def quick_server(indexed: Path) -> Iterator[tuple[str, int, str]]:
+    """The same server (``make_server``, as ``pao history serve`` makes it) in a thread of this process, with
+    ``QUICK_IDLE_S`` and ``QUICK_REQUEST_S`` for its timeouts: (host, port, token)."""
+    from pao_historyworker.server import make_server
 
-    _host, port, token = server
+    token = "quick-server-token"
+    made = make_server(indexed, token=token, semantic=False, idle_timeout=QUICK_IDLE_S, request_timeout=QUICK_REQUEST_S)
+    serving = threading.Thread(target=made.serve_forever, daemon=True)
+    serving.start()
+    try:
+        yield "127.0.0.1", made.server_address[1], token
+    finally:
+        made.shutdown()
+        made.server_close()
+        serving.join(timeout=10)
+
+
+def test_the_served_timeouts_are_the_documented_ones(indexed: Path) -> None:
+    from pao_historyworker.server import IDLE_TIMEOUT, REQUEST_TIMEOUT, make_server
+
+    assert (IDLE_TIMEOUT, REQUEST_TIMEOUT) == (15.0, 30.0)  # docs/history.md says so
+    made = make_server(indexed)  # as `pao history serve` makes it
+    try:
+        assert (made.idle_timeout, made.request_timeout) == (IDLE_TIMEOUT, REQUEST_TIMEOUT)
+    finally:
+        made.server_close()
+
+
+def test_silent_and_slow_connections_cannot_hold_the_server(quick_server: tuple[str, int, str]) -> None:
+    from pao_historyworker.server import MAX_CONNECTIONS
+
+    _host, port, token = quick_server
+    opened = time.monotonic()
     held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(MAX_CONNECTIONS + 20)]
     try:
         # beyond the bound, connections are closed at once: the server keeps a bounded number of threads
@@ -120,13 +159,14 @@ def test_silent_and_slow_connections_cannot_hold_the_server(server: tuple[str, i
                 closed += 1
         assert closed >= 15
         started = time.monotonic()
+        assert started - opened < QUICK_IDLE_S  # closed by the bound, not by the idle timeout
         sock = held[0]
-        sock.settimeout(IDLE_TIMEOUT + 15)
+        sock.settimeout(QUICK_IDLE_S + 15)
         try:
             assert sock.recv(1) == b""  # the silent connection is closed by the server
         except ConnectionResetError:
             pass
-        assert time.monotonic() - started <= IDLE_TIMEOUT + 10
+        assert time.monotonic() - started <= QUICK_IDLE_S + 10
     finally:
         for sock in held:
             sock.close()
@@ -134,10 +174,8 @@ def test_silent_and_slow_connections_cannot_hold_the_server(server: tuple[str, i
     assert _post(port, SEARCH, headers)[0] == 200  # and serves again once they are gone
 
 
-def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pao_historyworker import server as module
-
-    _host, port, _token = server
+def test_a_trickling_request_is_cut_off(quick_server: tuple[str, int, str]) -> None:
+    _host, port, _token = quick_server
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
     stop = threading.Event()
 
@@ -146,14 +184,14 @@ def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatc
             sock.sendall(b"POST /rpc HTTP/1.1\r\n")
             while not stop.is_set():
                 sock.sendall(b"X-Slow: a\r\n")
-                time.sleep(module.IDLE_TIMEOUT / 3)
+                time.sleep(QUICK_IDLE_S / 3)
         except OSError:
             pass
 
     sender = threading.Thread(target=trickle, daemon=True)
     started = time.monotonic()
     sender.start()
-    sock.settimeout(module.REQUEST_TIMEOUT + 20)
+    sock.settimeout(QUICK_REQUEST_S + 20)
     try:
         data = sock.recv(65536)
         while data and not data.endswith(b"}"):
@@ -162,7 +200,7 @@ def test_a_trickling_request_is_cut_off(server: tuple[str, int, str], monkeypatc
         pass
     stop.set()
     sock.close()
-    assert time.monotonic() - started <= module.REQUEST_TIMEOUT + 15
+    assert QUICK_REQUEST_S - 0.5 <= time.monotonic() - started <= QUICK_REQUEST_S + 15
 
 
 @pytest.mark.parametrize(("body", "code"), [
