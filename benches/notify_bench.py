@@ -61,7 +61,7 @@ def setup(home: Path, webhook: str) -> tuple[Path, dict[str, str], Path]:
     from pao_agents import agentdir
     from pao_agents.resolve import AgentContext
     from pao_agents.spec import AgentRecord
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_hosts.claude_code import SETTINGS, ClaudeCode
 
     log, script = home / "argv.log", home / "record-argv"

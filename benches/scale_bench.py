@@ -125,7 +125,7 @@ def synthetic_vectors(store, rows: int, seed: int = 5) -> None:  # type: ignore[
 
 
 def brief_part(observations: int, rounds: int) -> dict:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.gather import brief
     from pao_core.plugins import get_plugins
     from pao_postgres.mcpfile import read_memory_file

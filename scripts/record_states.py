@@ -178,7 +178,7 @@ def _keep_transcript(snapshot_file: Path, events: str) -> None:
 def launch(cli, version, case, stub, home, folder, agent, preseed):
     """The environment, host profile and command line of one recording, as ``pao spawn`` builds them."""
     from pao_agents.spec import SpawnRequest, host_agents
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
     from pao_testing.claude_cli import cli_path
     from pao_testing.host_cases import CASES as HOSTS, claude_case
@@ -224,7 +224,7 @@ def _claude_extras(home: Path, folder: Path, case: str) -> None:
 
 def _submit(tmux, pane, profile, prompt, cli) -> None:
     from pao_agents.spec import ScreenReader, readiness_detectors
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
 
     plugins = build_plugins()
@@ -240,7 +240,7 @@ def _wait(tmux, pane, log: Path, wait: str, cli: str) -> str:
     """Wait until one of ``wait``'s alternatives holds (``event:NAME`` in the log, ``screen:TEXT`` on screen,
     ``screen:~STATE`` pao's screen verdict); then a moment for the screen to settle; return the screen."""
     from pao_agents.spec import ScreenReader, readiness_detectors
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import build_plugins
 
     plugins = build_plugins()

@@ -21,7 +21,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def json_commands() -> list[list[str]]:
     """Every command (and subcommand) of the installed plugins that takes ``--json``, as its words."""
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
     from pao_core.plugins import get_plugins
 
     plugins = get_plugins()
@@ -88,7 +88,7 @@ def test_quoted_booleans_and_numbers_are_refused_naming_key_and_file(
 
 
 def test_real_booleans_and_numbers_still_read(pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     pao_config_file.write_text("[gather]\ndeadline = 3\nlimit = 7\n[notify]\ndesktop = false\n[spawn]\nnudge = false\n")
     config = load_config()
@@ -107,7 +107,7 @@ def test_a_mistyped_command_gets_a_did_you_mean(capsys: pytest.CaptureFixture[st
 
 def test_a_mistyped_agent_name_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     from pao_agents.spec import AgentRecord, Agents
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     registry = Agents.open(load_config()).registry
     for name in ("billing-api", "frontend"):
@@ -128,7 +128,7 @@ def test_an_empty_topic_is_refused_before_anything_starts(capsys: pytest.Capture
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "topic is empty" in err or "control character" in err, err
     from pao_agents.spec import Agents
-    from pao_core.config import load_config
+    from pao_core.plugins import load_config
 
     assert Agents.open(load_config()).registry.list() == []  # nothing reserved, nothing started
 

@@ -51,7 +51,7 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
 def record_events(agent_dir: Path) -> AgentRecord:
     """Record the newest state of the agent's event log (fires ``pao_agent_state_changed`` when it changed)."""
     from pao_agents.resolve import AgentContext  # the registry and plugins: only the recorder
-    from pao_core.config import load_config  # likewise
+    from pao_core.plugins import load_config  # likewise
 
     log = agent_dir / EVENTS
 

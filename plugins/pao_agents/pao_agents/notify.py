@@ -86,7 +86,7 @@ def first_in_window(home: str, name: str, state: str, window: float, now: float 
     (remembered in ``$PAO_HOME/notified.json`` under its lock)."""
     if window <= 0:
         return True
-    from pao_core.files import update_json  # only a notice needs it
+    from pao_agents.jsonedit import update_json  # only a notice needs it
 
     now = time.time() if now is None else now
     key, fresh = f"{name}/{state}", []

@@ -24,7 +24,7 @@ from pao_agents.notify import notice, untrusted_words
 from pao_agents.notify_channels import ChannelFailed, command_argv, notifier_checks, post_webhook
 from pao_agents.resolve import AgentContext
 from pao_agents.spec import AgentRecord, NotifyOptions
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 from pao_core.waiting import poll_until
 from pao_hosts.claude_code import SETTINGS, ClaudeCode

@@ -17,7 +17,7 @@ from pao_agents.agentdir import read_events
 from pao_agents.readiness import ScreenReader
 from pao_agents.spec import readiness_detectors
 from pao_agents.states import agent_state
-from pao_core.config import load_config
+from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 
 STATES = Path(__file__).parent / "data" / "states"

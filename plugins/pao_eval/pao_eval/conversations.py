@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
-    from pao_eval.evaluate import QueryRun
+    from pao_eval.records import QueryRun
 
 CONVERSATIONS = "conversations.jsonl"
 

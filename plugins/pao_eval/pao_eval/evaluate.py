@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import attrs
 
 from pao_core.errors import PaoError
+from pao_eval.conversations import as_memory, evidence_scores, is_conversational
+from pao_eval.records import CorpusError, Query, QueryRun
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -41,26 +43,6 @@ LEXICAL_SWITCHES = ("longterm", "history")
 """The backends whose ``semantic`` option ``pao eval --lexical`` turns off."""
 
 TARGETS = {"precision": 0.85, "recall_at_10": 0.60, "ood_items": 0.5, "latency_p50_ms": 50.0}
-
-class CorpusError(PaoError):
-    """The corpus folder is missing a file or holds something unreadable."""
-
-
-@attrs.frozen
-class Query:
-    qid: str
-    topic: str
-    kind: str
-    domain: str | None
-    subtopic: str | None
-    evidence: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class QueryRun:
-    query: Query
-    briefing: Briefing
-    latency_ms: float
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -279,8 +261,6 @@ def evaluate(
     corpus = corpus.expanduser()
     if not corpus.is_dir():
         raise CorpusError(f"{corpus}: not a folder")
-    from pao_eval.conversations import as_memory, evidence_scores, is_conversational
-
     queries = load_queries(corpus, split)
     lexical_only = {name: {"semantic": False} for name in LEXICAL_SWITCHES}
     eval_config = attrs.evolve(config, home=home, backends={} if semantic else lexical_only)
