@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pao_core.errors import ConfigError, PaoError, did_you_mean
+from pao_core import output
 from pao_core.output import end_output, guard_standard_streams
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def _failure_reporter(argv: Sequence[str]) -> Any:
 
     def fail(message: str, code: int) -> int:
         print(f"pao: {message}", file=sys.stderr)
-        if wants_json and sys.stdout is not None:
+        if wants_json and sys.stdout is not None and not output.json_printed:
             import json  # only a failure with --json needs it
 
             with contextlib.suppress(OSError, ValueError):  # stdout closed or gone: stderr said it already

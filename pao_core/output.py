@@ -37,6 +37,10 @@ def end_output(code: Any) -> Any:
         return 141
 
 
+json_printed = False
+"""Whether this process printed its ``--json`` object (a failure after it adds no second one)."""
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout (the shape of every ``--json`` output); an invisible character
     as its visible ``\\u`` escape, and any non-ASCII one where the terminal's encoding is not UTF-8."""
@@ -47,6 +51,8 @@ def print_json(data: Any) -> None:
 
         text = INVISIBLE.sub(lambda match: json.dumps(match[0])[1:-1], text)
     sys.stdout.write(text + "\n")
+    global json_printed
+    json_printed = True
 
 
 def plain(value: Any) -> str:
