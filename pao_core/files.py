@@ -143,8 +143,13 @@ def lock_is_held(lock_path: str | os.PathLike[str]) -> bool:
 
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
-    """A folder of pao's own (PAO_HOME and below): created 0700, tightened to 0700 if wider."""
+    """A folder of pao's own (PAO_HOME and below): created 0700, tightened to 0700 if wider; never the root, the
+    user's home or a folder above it, which other programs need open (``PAO_HOME=/`` would lock the machine)."""
     folder = ensure_dir(path)
+    resolved, home = folder.resolve(), Path.home().resolve()
+    if resolved == Path(resolved.anchor) or resolved == home or resolved in home.parents:
+        raise PaoError(f"{folder}: the root or your home folder cannot be pao's private folder (set PAO_HOME to "
+                       "a folder of its own)")
     with contextlib.suppress(OSError):
         info = folder.stat()
         if info.st_mode & 0o077 and info.st_uid == os.geteuid():

@@ -221,3 +221,21 @@ def test_a_transcript_line_or_an_event_nested_too_deep_is_a_malformed_line(tmp_p
     events.write_text('{"event": ' + "[" * 100_000 + "]" * 100_000 + ', "at": 1}\n'
                       '{"event": {"hook_event_name": "Stop"}, "at": 2}\n')
     assert [event["name"] for event in read_events(events)] == ["Stop"]
+
+
+# -- a state folder that is not pao's own ---------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["home", "above home"])
+def test_pao_never_makes_the_home_folder_or_one_above_it_private(tmp_path: Path, where: str) -> None:
+    """PAO_HOME pointing at the user's home (or the root, or any folder above home) is refused in one line: pao
+    would otherwise tighten it to 0700 and lock every other program (and user) out of it."""
+    home = tmp_path / "user"
+    home.mkdir(mode=0o755)
+    state = home if where == "home" else tmp_path
+    os.chmod(tmp_path, 0o755)
+    run = subprocess.run([PAO, "memory", "add", "project", "a note"], capture_output=True, text=True, timeout=60,
+                         env={"PATH": os.environ["PATH"], "HOME": str(home), "PAO_HOME": str(state)})
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert run.stderr.strip().count("\n") == 0 and "cannot be pao's private folder" in run.stderr
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o755
