@@ -125,6 +125,7 @@ def _load_config(plugins: Plugins) -> tuple[PaoConfig, ConfigError | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    output.json_printed = False  # main may run more than once in a process (tests, pao_machines' router)
     fail = _failure_reporter(arguments)
     try:
         guard_standard_streams()

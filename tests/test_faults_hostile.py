@@ -95,7 +95,7 @@ def test_metacharacters_in_folder_and_topic_are_only_text(pao: Pao, tmp_path: Pa
     code, out, err = pao("spawn", topic, "--folder", str(folder))
     assert code == 0, err
     name = out.split("\t")[0]
-    assert name == "we-id-ird-q-dq-S-x"
+    assert name == "fix-login-bug-touch"  # the topic's first words; its quotes and commands are no part of it
     assert [m["text"] for m in received(folder)] == [f"Task: {topic}. Read CONTEXT_BRIEFING.md first."]
     assert pao.tmux("list-sessions").returncode == 0  # `kill-server` in the text did not reach tmux
     assert pao.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split() == [name]

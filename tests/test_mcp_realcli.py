@@ -292,7 +292,7 @@ def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes
             assert "pao: this Gemini CLI session has no pao MCP tools: Gemini CLI reads a system settings file only " \
                    "when root owns it" in spawned.stderr
             assert not list((account.home / ".local" / "share" / "pao").rglob("gemini-system-defaults.json"))
-            pao("kill", "first")
+            pao("kill", record["name"])
 
             _register_pao_mcp(account.home / ".gemini" / "settings.json", runtime.python)
             record = json.loads(pao("spawn", "LOOK-IT-UP for the billing exporter", "--folder",

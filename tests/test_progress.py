@@ -95,7 +95,7 @@ def test_spawn_shows_the_wait_for_readiness_and_honours_timeout(pao: Pao) -> Non
     master, slave = pty.openpty()
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, RUN_PAO, "spawn", "x", "--folder", "slow", "--timeout", "2"],
+        [sys.executable, RUN_PAO, "spawn", "x", "--folder", "slow", "--name", "slow", "--timeout", "2"],
         cwd=pao.workdir, env={**os.environ, "FAKE_AGENT_START_DELAY": "30"},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, timeout=60,
     )

@@ -28,7 +28,15 @@ from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 from pao_core.waiting import poll_until
 from pao_hosts.claude_code import SETTINGS, ClaudeCode
+from pao_testing.claude_cli import cli_path, pinned_versions
 from pao_testing.webhook_stub import WebhookReceiver
+
+
+@pytest.fixture(autouse=True)
+def newest_pinned_claude(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook commands a user of the newest pinned Claude Code gets (its events depend on its version)."""
+    newest = max(pinned_versions(), key=lambda version: tuple(int(part) for part in version.split(".")))
+    monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(cli_path(newest)))
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

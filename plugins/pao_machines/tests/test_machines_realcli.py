@@ -151,7 +151,7 @@ def test_one_registry_in_postgresql_for_both_machines(claude_box: Box, anthropic
         failed = box.pao("spawn", "tidy", "--on", "box", "--folder", "~/missing", check=False)
         assert failed.returncode == 2 and json.loads(box.pao("list", "--json").stdout)["agents"] == []
 
-        spawned = json.loads(box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--json").stdout)
+        spawned = json.loads(box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--name", "shop", "--json").stdout)
         assert spawned["name"] == "shop" and spawned["machine"] == "box"
         there = json.loads(box.remote_pao("list", "--json").stdout)["agents"]
         assert [(agent["name"], agent["machine"]) for agent in there] == [("shop", "box")], "one record, one registry"
@@ -177,7 +177,7 @@ def test_a_machine_with_its_own_registry_is_said_and_its_agent_kept_here(claude_
     box.remote_folder("shop")
     with postgres_url() as url:
         box.write_config(extra=f'\n[machine]\nname = "laptop"\n\n[registry]\nurl = "{url}"\n')
-        spawned = box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--json")
+        spawned = box.pao("spawn", "tidy the shop", "--on", "box", "--folder", "~/shop", "--name", "shop", "--json")
         answer = json.loads(spawned.stdout)
         assert "keeps its own agent registry" in answer["registry_mismatch"] and "[registry] url" in spawned.stderr
         assert spawned.stderr.count("keeps its own agent registry") == 1

@@ -256,13 +256,13 @@ def _rows(url: str) -> list[tuple[str, str, str]]:
 @pytest.mark.hook("pao_registry_stores")
 def test_spawn_registers_once_and_a_failed_spawn_leaves_no_agent(shared_pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     url = registry_options(load_config()).url
-    code, out, err = shared_pao("spawn", "look around", "--folder", str(shared_pao.folder("api")), "--no-nudge", "--json")
+    code, out, err = shared_pao("spawn", "look around", "--folder", str(shared_pao.folder("api")), "--name", "api", "--no-nudge", "--json")
     assert code == 0, err
     assert json.loads(out)["machine"] == "alpha"
     assert _rows(url) == [("api", "alpha", "ready")]
 
     monkeypatch.setenv("FAKE_AGENT_EXIT", "fatal: cannot reach the model service")
-    code, _, err = shared_pao("spawn", "x", "--folder", str(shared_pao.folder("crash")))
+    code, _, err = shared_pao("spawn", "x", "--folder", str(shared_pao.folder("crash")), "--name", "crash")
     assert code != 0 and err.strip().splitlines()[-1].startswith("pao: crash exited before it was ready")
     assert _rows(url) == [("api", "alpha", "ready")]  # the reservation was taken back
     assert not (shared_pao.home / "agents" / "crash").exists()
@@ -277,7 +277,7 @@ def test_the_registry_going_away_mid_spawn_stops_the_agent_and_says_how_to_free_
         url = fresh_database(server)
         monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts,pao-postgres")
         monkeypatch.setenv("PAO_REGISTRY_URL", url)
-        spawn = pao.subprocess("spawn", "x", "--folder", str(pao.folder("slow")), "--no-nudge",
+        spawn = pao.subprocess("spawn", "x", "--folder", str(pao.folder("slow")), "--name", "slow", "--no-nudge",
                                env={"FAKE_AGENT_START_DELAY": "3"})
         deadline = time.monotonic() + 30
         while not _rows(url):  # the name is registered; the agent is starting

@@ -61,7 +61,8 @@ def test_pao_plugins_text_says_why(tmp_path: Path) -> None:
 
 def test_a_bad_option_is_reported_with_file_and_key(tmp_path: Path) -> None:
     done = run_pao(tmp_path, "plugins", "--json", config='[terminals.terminalapp]\nopen_in = "pane"\n')
-    assert (done.returncode, done.stdout) == (2, "")  # checked at load time, for every command
+    assert done.returncode == 2  # checked at load time, for every command; --json: the error as its one object
+    assert json.loads(done.stdout) == {"error": done.stderr.strip().removeprefix("pao: "), "code": 2}
     assert done.stderr.count("\n") == 1 and "config.toml: terminals.terminalapp.open_in: must be one of" in done.stderr
 
 
