@@ -62,7 +62,7 @@ def setup(home: Path, webhook: str) -> tuple[Path, dict[str, str], Path]:
     from pao_agents.resolve import AgentContext
     from pao_agents.spec import AgentRecord
     from pao_core.plugins import load_config
-    from pao_hosts.claude_code import SETTINGS, ClaudeCode
+    from pao_hosts.claude_code import SETTINGS
 
     log, script = home / "argv.log", home / "record-argv"
     script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\n')
@@ -74,7 +74,8 @@ def setup(home: Path, webhook: str) -> tuple[Path, dict[str, str], Path]:
     agents.registry.add(AgentRecord("api", "/src/api", "benchmark", "claude-code", "tmux", "pao:%1",
                                     extra={"agent_dir": str(folder), "events": "hooks (--settings)"}))
     agents.set_state("api", "ready", source="spawn")
-    settings = json.loads(ClaudeCode().session_files(type("Request", (), {"agent_dir": str(folder)})())[SETTINGS])
+    host = agents.host("claude-code")  # as configured: PAO_CLAUDE_COMMAND names the CLI when it is not on PATH
+    settings = json.loads(host.session_files(type("Request", (), {"agent_dir": str(folder)})())[SETTINGS])
     return folder, {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}, log
 
 

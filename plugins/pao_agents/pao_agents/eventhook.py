@@ -2,7 +2,7 @@
 without ``pao monitor``.
 
 Every event is appended by one ``sh`` (:func:`pao_agents.agentdir.append_command`). An event that may end a
-turn or ask the user (its state per :func:`pao_agents.agentdir.event_state` is neither busy nor nothing: Stop,
+turn or ask the user (its usual state, :data:`pao_agents.states.STATE_OF_EVENT`, is neither busy nor nothing: Stop,
 Notification...) then starts this module in the background (``python -I -m pao_agents.eventhook AGENT_DIR``),
 so the CLI never waits for it. A busy event (a prompt, a tool) starts it only when the agent's ``state`` file
 does not already say ``busy``: once per turn, not once per tool. The module reads the event log under the
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_agents.agentdir import EVENTS, STATE_FILE, append_command, event_state, newest_state, read_events
+from pao_agents.agentdir import EVENTS, STATE_FILE, STATE_OF_EVENT, append_command, newest_state, read_events
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import AgentRecord
@@ -36,7 +36,7 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
     """The ``sh`` command of ``event``'s hook: append it to ``log``; for an event that may change the agent's
     state, then start the recorder in the background (no shell word of it comes from the event)."""
     append = append_command(log, from_argument=from_argument)
-    state = event_state({"name": event, "at": 0.0, "event": {}})
+    state = STATE_OF_EVENT.get(event)  # what the event usually means: its payload may say more (a Notification's type)
     if state is None:
         return append
     folder = log.parent

@@ -27,16 +27,15 @@ from pao_agents.spec import AgentRecord, NotifyOptions
 from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 from pao_core.waiting import poll_until
-from pao_hosts.claude_code import SETTINGS, ClaudeCode
+from pao_hosts.claude_code import SETTINGS, ClaudeCode, ClaudeCodeOptions
 from pao_testing.claude_cli import cli_path, pinned_versions
 from pao_testing.webhook_stub import WebhookReceiver
 
 
-@pytest.fixture(autouse=True)
-def newest_pinned_claude(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hook commands a user of the newest pinned Claude Code gets (its events depend on its version)."""
+def newest_pinned_claude() -> ClaudeCode:
+    """Claude Code's profile for the newest pinned version: its hook commands depend on the version."""
     newest = max(pinned_versions(), key=lambda version: tuple(int(part) for part in version.split(".")))
-    monkeypatch.setenv("PAO_CLAUDE_COMMAND", str(cli_path(newest)))
+    return ClaudeCode(options=ClaudeCodeOptions(command=str(cli_path(newest))))
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -66,7 +65,7 @@ def _hooked_agent(state: str = "busy") -> tuple[AgentContext, Path, dict[str, st
                                     extra={"agent_dir": str(folder), "events": "hooks (--settings)"}))
     agents.set_state("api", state, source="spawn")
     request = type("Request", (), {"agent_dir": str(folder)})()
-    settings = json.loads(ClaudeCode().session_files(request)[SETTINGS])
+    settings = json.loads(newest_pinned_claude().session_files(request)[SETTINGS])
     commands = {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}
     return agents, folder, commands
 
