@@ -38,7 +38,8 @@ def desktop_command(title: str, body: str, platform: str = sys.platform) -> list
         script = [arg for line in _APPLESCRIPT for arg in ("-e", line)]
         return ["osascript", *script, title, body] if shutil.which("osascript") else None
     binary = shutil.which("notify-send")
-    return [binary, "--app-name=pao", title, body] if binary else None
+    # "--": notify-send (GLib) reads options anywhere on its line, and a topic may start with "-"
+    return [binary, "--app-name=pao", "--", title, body] if binary else None
 
 
 def command_argv(template: Sequence[str], values: Mapping[str, str]) -> list[str]:

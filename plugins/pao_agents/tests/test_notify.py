@@ -89,7 +89,7 @@ def test_desktop_notifier_is_off_unless_configured(isolated_home: Path, pao_conf
     assert not log.exists()  # not one of the configured states
     agents.set_state("api", "blocked", source="screen")
     argv = log.read_text().splitlines()
-    assert argv == ["--app-name=pao", "pao: api needs you: a dialog or permission prompt",
+    assert argv == ["--app-name=pao", "--", "pao: api needs you: a dialog or permission prompt",
                     "fix the login bug (/src/api)"]
 
 
@@ -106,6 +106,17 @@ def test_macos_text_goes_to_osascript_as_arguments(tmp_path: Path, monkeypatch: 
     assert log.read_text().splitlines()[-1] == hostile
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     assert desktop_command("t", "b", platform="linux") is None
+
+
+def test_a_topic_that_starts_with_a_dash_reaches_notify_send_as_text(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """notify-send parses options anywhere on its line (GLib): the words come after "--", so a topic such as
+    "--urgency=critical" is shown, not obeyed (notify-send itself is not installed here: its place is recorded)."""
+    _recording_command(tmp_path, "notify-send")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    command = desktop_command("pao: api has finished", "--urgency=critical (/src/api)", platform="linux")
+    assert command is not None and command[-3:] == ["--", "pao: api has finished", "--urgency=critical (/src/api)"]
+    assert all(not part.startswith("--urgency") for part in command[:-1])
 
 
 def test_unknown_states_in_notify_are_a_config_error(pao_config_file: Path) -> None:
