@@ -4,9 +4,9 @@ A repository's ``.git/config`` and ``.git/hooks`` come with the folder (a copied
 unpacked repository brings its own). Of what pao runs (``rev-parse``, ``worktree
 add``, ``status``, ``worktree remove``/``prune``) these would start a program: hooks
 (``post-checkout``, ``reference-transaction``; ``core.hooksPath``), the file-system
-monitor (``core.fsmonitor``), the clean/smudge/process filters (a checkout smudges, ``status`` may clean), and
-submodule recursion. So every run sets ``core.hooksPath=/dev/null``,
-``core.fsmonitor=false`` and ``submodule.recurse=false``, and empties each filter the
+monitor (``core.fsmonitor``), the clean/smudge/process filters (a checkout smudges, ``status`` may clean), merge
+drivers (``pao finish`` merges), and submodule recursion. So every run sets ``core.hooksPath=/dev/null``,
+``core.fsmonitor=false`` and ``submodule.recurse=false``, and empties each filter and merge driver the
 repository's own configuration (not the user's: git-lfs stays) defines. pao's commands
 never reach a remote, so ``core.sshCommand``, credential helpers and the like never run.
 """
@@ -36,22 +36,31 @@ def _run(git: str, folder: str, args: list[str], timeout: float,
                           timeout=timeout, check=False, env=_environment(), stdin=subprocess.DEVNULL)
 
 
-def repository_filters(git: str, folder: str, timeout: float = 10) -> list[str]:
-    """The filter drivers (``filter.NAME.*``) that the repository's own configuration sets commands of."""
+def repository_programs(git: str, folder: str, timeout: float = 10) -> list[str]:
+    """The keys of the repository's own configuration that name a program git would run for pao: filter drivers
+    (``filter.NAME.clean``...) and merge drivers (``merge.NAME.driver``: ``pao finish`` merges)."""
     done = _run(git, folder, ["config", "--show-scope", "--includes", "--get-regexp",
-                              r"^filter\..*\.(clean|smudge|process)$"], timeout)
-    names = []
+                              r"^(filter\..*\.(clean|smudge|process)|merge\..*\.driver)$"], timeout)
+    keys = []
     for line in done.stdout.splitlines():
         scope, _, rest = line.partition("\t")
         key = rest.split(None, 1)[0] if rest else ""
         if scope in _REPOSITORY_SCOPES and key.count(".") >= 2:
-            names.append(key[len("filter."):key.rindex(".")])
-    return sorted(set(names))
+            keys.append(key)
+    return sorted(set(keys))
+
+
+def _neutralised(key: str) -> tuple[str, ...]:
+    """Overrides that keep git from running ``key``'s program: a filter passes data through; an emptied merge
+    driver makes that file's merge fail (git runs nothing), which ``pao finish`` undoes and reports."""
+    if key.startswith("merge."):
+        return (f"{key}=",)
+    name = key[len("filter."):key.rindex(".")]
+    return tuple(f"filter.{name}.{part}" for part in ("clean=", "smudge=", "process=", "required=false"))
 
 
 def run_git(git: str, folder: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``git -C FOLDER ARGS`` without the repository's hooks, monitor, submodules or filters (a checkout
-    smudges, ``status`` and ``worktree remove`` may clean to compare)."""
-    filters = tuple(f"filter.{name}.{part}" for name in repository_filters(git, folder)
-                    for part in ("clean=", "smudge=", "process=", "required=false"))
-    return _run(git, folder, list(args), timeout, filters)
+    """``git -C FOLDER ARGS`` without the repository's hooks, monitor, submodules, filters or merge drivers (a
+    checkout smudges, ``status`` and ``worktree remove`` may clean to compare, a merge may call a driver)."""
+    overrides = tuple(dict.fromkeys(setting for key in repository_programs(git, folder) for setting in _neutralised(key)))
+    return _run(git, folder, list(args), timeout, overrides)

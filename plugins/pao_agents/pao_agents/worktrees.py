@@ -13,7 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from pao_agents.safegit import git_binary, run_git
+from pao_agents.safegit import git_binary, repository_programs, run_git
 from pao_core.errors import PaoError, ValidationError
 
 BRANCH_PREFIX = "pao/"
@@ -152,7 +152,10 @@ def merge_into_base(worktree: dict[str, str]) -> str:
         conflicted = _git("diff", "--name-only", "--diff-filter=U", cwd=repo).stdout.split()
         _git("merge", "--abort", cwd=repo)
         if not conflicted:
-            raise PaoError(f"git merge of {branch} into {base} failed: {_failed(done)} (nothing was changed)")
+            drivers = [key for key in repository_programs(git_binary() or "git", repo) if key.startswith("merge.")]
+            why = (f"the repository's own merge driver ({', '.join(drivers)}) was not run: pao runs no program of "
+                   "the repository's; merge it yourself" if drivers else _failed(done))
+            raise PaoError(f"git merge of {branch} into {base} failed: {why} (nothing was changed)")
         raise MergeConflict(f"{branch} does not merge cleanly into {base} (conflicts in {', '.join(conflicted[:5])}); "
                             "the merge was undone: the branch, the worktree and the agent are as they were")
     return _git("rev-parse", "HEAD", cwd=repo).stdout.strip()

@@ -51,6 +51,16 @@ def _commit_in(worktree: dict, file: str, text: str) -> None:
     _git(Path(worktree["root"]), "commit", "-qm", f"change {file}")
 
 
+def _finish_after_the_user_s_change(pao: Pao, repo: Path, app: str) -> tuple[str, int, str]:
+    """The user commits ``app`` as app.py on the base, then runs ``pao finish api``: the base's head, the exit
+    code and stderr."""
+    (repo / "app.py").write_text(app)
+    _git(repo, "commit", "-qam", "the user's change")
+    head = _git(repo, "rev-parse", "HEAD")
+    code, _, err = pao("finish", "api")
+    return head, code, err
+
+
 def test_kill_ends_several_agents_at_once_and_all_of_them(pao: Pao) -> None:
     for name in ("a", "b", "c", "d"):
         assert pao("spawn", "x", "--folder", str(pao.folder(name)), "--name", name, "--no-nudge", "--no-mcp")[0] == 0
@@ -148,13 +158,29 @@ def test_finish_refuses_uncommitted_changes_unless_discarded_and_keeps_on_reques
 def test_a_merge_conflict_leaves_everything_as_it_was(pao: Pao, repo: Path) -> None:
     worktree = _spawn_in_worktree(pao, repo, "api")
     _commit_in(worktree, "app.py", "print('agent')\n")
-    (repo / "app.py").write_text("print('user')\n")
-    _git(repo, "commit", "-qam", "the user's change")
-    head = _git(repo, "rev-parse", "HEAD")
-    code, _, err = pao("finish", "api")
+    head, code, err = _finish_after_the_user_s_change(pao, repo, "print('user')\n")
     assert code == 1 and err.count("\n") == 1
     assert "pao/api does not merge cleanly into main (conflicts in app.py); the merge was undone" in err
     assert _git(repo, "rev-parse", "HEAD") == head and _git(repo, "status", "--porcelain") == ""
     assert (repo / "app.py").read_text() == "print('user')\n"
     assert Path(worktree["root"], "app.py").read_text() == "print('agent')\n"
     assert [r.state for r in JsonRegistry(pao.home).list()] == ["ready"]
+
+
+def test_finish_never_runs_the_repository_s_own_merge_driver(pao: Pao, repo: Path, tmp_path: Path) -> None:
+    """A copied repository's ``.git/config`` may name a merge driver (a program) that its ``.gitattributes``
+    assigns to every file: the merge ``pao finish`` runs starts no such program; it fails, is undone and said."""
+    marker = tmp_path / "driver-ran"
+    (repo / "app.py").write_text("one\ntwo\nthree\nfour\nfive\n")
+    (repo / ".gitattributes").write_text("* merge=theirs-tool\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "a longer file and its merge attribute")
+    _git(repo, "config", "merge.theirs-tool.driver", f"touch {marker}; cp %B %A")
+    worktree = _spawn_in_worktree(pao, repo, "api")
+    _commit_in(worktree, "app.py", "one\ntwo\nthree\nfour\nFIVE\n")
+    head, code, err = _finish_after_the_user_s_change(pao, repo, "ONE\ntwo\nthree\nfour\nfive\n")
+    assert not marker.exists(), "the repository's merge driver ran"
+    assert code == 1 and err.count("\n") == 1 and "(nothing was changed)" in err
+    assert "the repository's own merge driver (merge.theirs-tool.driver) was not run" in err
+    assert _git(repo, "rev-parse", "HEAD") == head and _git(repo, "status", "--porcelain") == ""
+    assert Path(worktree["root"], "app.py").read_text() == "one\ntwo\nthree\nfour\nFIVE\n"
