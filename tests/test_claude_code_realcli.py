@@ -30,7 +30,8 @@ from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostrun import until
 
-pytestmark = pytest.mark.realcli
+pytestmark = [pytest.mark.realcli,
+              pytest.mark.every_claude_pin("each pin's own smoke of the full spawn path: 2.0.x is node cli.js, 2.1.x a native binary")]
 TOPIC = "rotate the deploy key"
 
 

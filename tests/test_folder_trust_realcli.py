@@ -22,7 +22,8 @@ from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostrun import until
 
-pytestmark = pytest.mark.realcli
+pytestmark = [pytest.mark.realcli,
+              pytest.mark.every_claude_pin("the pins lock and write the trust file differently (claude_trust)")]
 
 
 def _spawn(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, str, str]:

@@ -136,6 +136,7 @@ def _offers_pao_s_tools(request) -> bool:  # noqa: ANN001 - a MessagesRequest
     return set(TOOLS) <= offered or all(name in json.dumps(request.body) for name in TOOLS)
 
 
+@pytest.mark.every_claude_pin("2.1.x sends its first request before its MCP servers connect; 2.0.x waits")
 def test_the_first_turn_already_has_pao_s_tools_with_every_plugin_installed(
     claude_run: dict[str, str], anthropic_stub: AnthropicStub, pao_home: Path, claude_version: str, claude_home: Path
 ) -> None:
@@ -206,6 +207,7 @@ def test_codex_and_gemini_call_pao_s_tool(host: str, pao_home: Path) -> None:
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 
+@pytest.mark.every_claude_pin("2.0.x offers a server's tools once connected; 2.1.x searches for them")
 def test_resume_wires_the_session_mcp_server_again(claude_run: dict[str, str], anthropic_stub: AnthropicStub,
                                                    claude_home: Path, claude_version: str, pao_home: Path) -> None:
     """``pao resume`` starts the CLI with the same ``--mcp-config`` and session channel as the spawn did."""

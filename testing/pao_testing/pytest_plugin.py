@@ -5,7 +5,8 @@
 - ``anthropic_stub``: a started loopback Messages API stub, recording requests.
 - ``claude_home``: a temporary HOME pre-seeded as a returning user (onboarding done,
   the dummy key approved); never the real user's HOME.
-- ``claude_version`` / ``claude_cli``: one test per pinned CLI version, and its path.
+- ``claude_version`` / ``claude_cli``: the newest pinned CLI version and its path; a test marked
+  ``every_claude_pin(reason)`` (where the pins behave differently) runs once per pinned version.
 - ``claude_env``: the CLI's environment (stub URL, dummy key, no updater, no npm).
 - ``private_tmux``: a tmux server on a private socket, killed after the test.
 - ``private_tmp``: the test's own folder for ``tempfile`` (launch specs, paste files).
@@ -28,9 +29,26 @@ from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, isola
 from pao_testing.sshd import LoopbackSshd
 
 
+def newest_first(versions: list[str]) -> list[str]:
+    """``versions`` newest first (numeric order: 2.1.332 before 2.0.77)."""
+    return sorted(versions, key=lambda version: tuple(int(part) for part in version.split(".") if part.isdigit()),
+                  reverse=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "every_claude_pin(reason): run once per pinned Claude Code version (they behave differently here)"
+    )
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # Each real-CLI run costs seconds; where the pins behave alike one (the newest) tests pao's logic,
+    # and the marked tests (the full spawn path among them) still run every pin.
     if "claude_version" in metafunc.fixturenames:
-        metafunc.parametrize("claude_version", pinned_versions(), scope="function")
+        versions = newest_first(pinned_versions())
+        if metafunc.definition.get_closest_marker("every_claude_pin") is None:
+            versions = versions[:1]
+        metafunc.parametrize("claude_version", versions, scope="function")
 
 
 @pytest.fixture

@@ -112,6 +112,7 @@ UNRECORDED = {
 }
 
 
+@pytest.mark.every_claude_pin("each pin's own texts: 2.0.x in cli.js, 2.1.x in the native binary")
 def test_unrecorded_texts_are_the_installed_clis_own(claude_cli: Path) -> None:
     target = claude_cli.resolve()  # 2.0.x: cli.js; 2.1.x: the native binary
     content = target.read_bytes()
