@@ -244,7 +244,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     env = os.environ if environ is None else environ
     plugins = Plugins()
     manager = plugins.manager
-    core_version = _version("pao-core")
+    core_version = plugin_index.installed_version("pao-core")
     for module_name in DEFAULT_PLUGINS:
         module = importlib.import_module(module_name)
         manager.register(module, name=module_name)
@@ -336,15 +336,6 @@ def recorded_commands(add_commands: Any) -> list[list[Any]]:
         names.setdefault(id(parser), []).append(name)
     return [[first, helps.get(first), aliases, subparsers.choices[first].get_default("light")]
             for first, *aliases in names.values()]
-
-
-def _version(dist: str) -> str | None:
-    import importlib.metadata  # a complete load only: start-up stays light
-
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 _current: Plugins | None = None
