@@ -261,25 +261,17 @@ def read_config(
 def _check_plugin_tables(
     raw: Mapping[str, Any], declared: Mapping[tuple[str, str], ConfigTable], where: Path, strict: bool
 ) -> None:
-    for kind, table in raw["tables"].items():
-        declaration = declared.get((kind, ""))
+    found = [(kind, "", table) for kind, table in raw["tables"].items()]
+    found += [(kind, name, table) for kind in PLUGIN_TABLES for name, table in (raw.get(kind) or {}).items()]
+    for kind, name, table in found:
+        declaration = declared.get((kind, name))
         if declaration is None:
+            if strict and name:
+                known = sorted(n for k, n in declared if k == kind)
+                raise ConfigError(f"{where}: {kind}.{name}: no installed plugin reads this table "
+                                  f"(known {kind}: {', '.join(known) or 'none'})")
             if strict:
                 known = sorted({*_CORE_TABLES, *(k for k, n in declared if not n)} - {"home", "source", "tables"})
                 raise ConfigError(f"{where}: unknown key {kind!r} (known keys: {', '.join(known)})")
             continue
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where}: {kind}: must be a table")
-        _structure(dict(table), declaration.options_class(), where, kind)
-    for kind in PLUGIN_TABLES:
-        for name, table in (raw.get(kind) or {}).items():
-            declaration = declared.get((kind, name))
-            if declaration is None:
-                if strict:
-                    known = sorted(n for k, n in declared if k == kind)
-                    raise ConfigError(
-                        f"{where}: {kind}.{name}: no installed plugin reads this table "
-                        f"(known {kind}: {', '.join(known) or 'none'})"
-                    )
-                continue
-            _structure(dict(table), declaration.options_class(), where, f"{kind}.{name}")
+        _structure(dict(table), declaration.options_class(), where, f"{kind}.{name}" if name else kind)
