@@ -95,12 +95,9 @@ def _stand_in(subparsers: argparse._SubParsersAction, name: str, help_text: str 
 def _version(catalog: Mapping[str, Any] | None) -> str:
     if catalog is not None:
         return catalog["version"] or "unknown"
-    from importlib.metadata import PackageNotFoundError, version  # only this path needs it: start-up stays light
+    from pao_core.plugin_index import installed_version  # the standard library only: start-up stays light
 
-    try:
-        return version("pao-core")
-    except PackageNotFoundError:
-        return "unknown"
+    return installed_version("pao-core") or "unknown"
 
 
 def _command(argv: Sequence[str]) -> str | None:

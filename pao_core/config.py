@@ -109,10 +109,7 @@ class PaoConfig:
             raw = getattr(self, table).get(name, {})
         else:  # "": the whole table, a core field or a plugin's top-level table
             raw = getattr(self, table) if table in _CORE_TABLES else self.tables.get(table, {})
-        try:
-            return _converter.structure(dict(raw), cls)
-        except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-            raise ConfigError(_describe(exc, self.source, f"{table}.{name}" if name else table)) from None
+        return _structure(dict(raw), cls, self.source, f"{table}.{name}" if name else table)
 
     def masked(self) -> dict[str, Any]:
         """The configuration as plain data with passwords and tokens masked."""
@@ -121,12 +118,16 @@ class PaoConfig:
         return _mask({**data, **tables})
 
 
-def _describe(exc: Exception, source: Path | None, prefix: str) -> str:
-    where = str(source) if source else "configuration"
-    if isinstance(exc, cattrs.BaseValidationError):
-        messages = cattrs.transform_error(exc, path=prefix, format_exception=_format_exception)
-        return f"{where}: " + "; ".join(_key_first(message) for message in messages)
-    return f"{where}: {prefix}: {exc}"
+def _structure(raw: Any, cls: type[T], source: Path | None, prefix: str) -> T:
+    """``raw`` as ``cls``, or a :class:`ConfigError` naming ``source``, each wrong key under ``prefix`` and why."""
+    try:
+        return _converter.structure(raw, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
+        where = str(source) if source else "configuration"
+        if isinstance(exc, cattrs.BaseValidationError):
+            messages = cattrs.transform_error(exc, path=prefix, format_exception=_format_exception)
+            raise ConfigError(f"{where}: " + "; ".join(_key_first(message) for message in messages)) from None
+        raise ConfigError(f"{where}: {prefix}: {exc}") from None
 
 
 CORE_PATH = "config"
@@ -252,10 +253,7 @@ def read_config(
         raise ConfigError(f"{path}: home: set the state folder with PAO_HOME, not in the file")
     raw["home"] = str(home_path(env))
     raw["source"] = str(source) if source else None
-    try:
-        config = _converter.structure(raw, PaoConfig)
-    except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-        raise ConfigError(_describe(exc, source, CORE_PATH)) from None
+    config = _structure(raw, PaoConfig, source, CORE_PATH)
     _check_plugin_tables(raw, declared, where, bool(strict_tables))
     return config
 
@@ -263,31 +261,17 @@ def read_config(
 def _check_plugin_tables(
     raw: Mapping[str, Any], declared: Mapping[tuple[str, str], ConfigTable], where: Path, strict: bool
 ) -> None:
-    for kind, table in raw["tables"].items():
-        declaration = declared.get((kind, ""))
+    found = [(kind, "", table) for kind, table in raw["tables"].items()]
+    found += [(kind, name, table) for kind in PLUGIN_TABLES for name, table in (raw.get(kind) or {}).items()]
+    for kind, name, table in found:
+        declaration = declared.get((kind, name))
         if declaration is None:
+            if strict and name:
+                known = sorted(n for k, n in declared if k == kind)
+                raise ConfigError(f"{where}: {kind}.{name}: no installed plugin reads this table "
+                                  f"(known {kind}: {', '.join(known) or 'none'})")
             if strict:
                 known = sorted({*_CORE_TABLES, *(k for k, n in declared if not n)} - {"home", "source", "tables"})
                 raise ConfigError(f"{where}: unknown key {kind!r} (known keys: {', '.join(known)})")
             continue
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where}: {kind}: must be a table")
-        try:
-            _converter.structure(dict(table), declaration.options_class())
-        except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-            raise ConfigError(_describe(exc, where, kind)) from None
-    for kind in PLUGIN_TABLES:
-        for name, table in (raw.get(kind) or {}).items():
-            declaration = declared.get((kind, name))
-            if declaration is None:
-                if strict:
-                    known = sorted(n for k, n in declared if k == kind)
-                    raise ConfigError(
-                        f"{where}: {kind}.{name}: no installed plugin reads this table "
-                        f"(known {kind}: {', '.join(known) or 'none'})"
-                    )
-                continue
-            try:
-                _converter.structure(dict(table), declaration.options_class())
-            except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-                raise ConfigError(_describe(exc, where, f"{kind}.{name}")) from None
+        _structure(dict(table), declaration.options_class(), where, f"{kind}.{name}" if name else kind)

@@ -161,6 +161,16 @@ def scan_entry_points() -> list[tuple[Any, str | None, str | None]]:
             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
+def installed_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist``; ``None`` when it is not installed."""
+    import importlib.metadata  # only a --version or a complete load needs it: start-up stays light
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def load_object(value: str) -> Any:
     """What an entry point's ``module:attr.path`` names, as ``EntryPoint.load`` resolves it."""
     import functools  # only a plugin import needs it

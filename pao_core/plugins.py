@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
-import pluggy
 
 from pao_core import hookspecs, plugin_index
 from pao_core.errors import describe
@@ -213,30 +212,20 @@ class Plugins:
     def _others(self, name: str) -> list[object]:
         return [plugin for other, plugin in self.manager.list_name_plugin() if other != name and plugin is not None]
 
+    def registered(self) -> list[tuple[str, PluginSource | None, list[str]]]:
+        """Each registered plugin's name, source (``None``: registered by hand) and the hooks it implements."""
+        return [(name, self.sources.get(name), sorted(caller.name for caller in self.manager.get_hookcallers(plugin) or ()))
+                for name, plugin in self.manager.list_name_plugin() if plugin is not None]
+
     def describe(self) -> list[dict[str, Any]]:
         """Every registered plugin with its source and the hooks it implements."""
         self.load()
-        rows = []
-        for name, plugin in self.manager.list_name_plugin():
-            if plugin is None:
-                continue
-            source = self.sources.get(name, PluginSource(None, None))
-            hooks = sorted(impl_name for impl_name in _implemented_hooks(self.manager, plugin))
-            rows.append(
-                {
-                    "name": name,
-                    "distribution": source.distribution,
-                    "version": source.version,
-                    "default": source.default,
-                    "hooks": hooks,
-                }
-            )
-        return rows
+        return [_row(name, source or PluginSource(None, None), hooks) for name, source, hooks in self.registered()]
 
 
-def _implemented_hooks(manager: pluggy.PluginManager, plugin: object) -> Iterable[str]:
-    for caller in manager.get_hookcallers(plugin) or ():
-        yield caller.name
+def _row(name: str, source: PluginSource, hooks: list[str]) -> dict[str, Any]:
+    return {"name": name, "distribution": source.distribution, "version": source.version, "default": source.default,
+            "hooks": hooks}
 
 
 def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
@@ -244,7 +233,7 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
     env = os.environ if environ is None else environ
     plugins = Plugins()
     manager = plugins.manager
-    core_version = _version("pao-core")
+    core_version = plugin_index.installed_version("pao-core")
     for module_name in DEFAULT_PLUGINS:
         module = importlib.import_module(module_name)
         manager.register(module, name=module_name)
@@ -292,13 +281,10 @@ def save_index(plugins: Plugins, config: PaoConfig, environ: Mapping[str, str] |
 def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
     """What the plugin index keeps of a complete load: ``None`` when anything failed (never cached)."""
     manager = plugins.manager
-    registered = [(name, plugin, plugins.sources.get(name)) for name, plugin in manager.list_name_plugin()
-                  if plugin is not None]
-    if plugins.index is not None or any(source is None or source.value is None for _, _, source in registered):
+    registered = plugins.registered()
+    if plugins.index is not None or any(source is None or source.value is None for _, source, _ in registered):
         return None  # loaded on use, or a plugin registered by hand: not what is installed
-    entries = [{"name": name, "value": source.value, "distribution": source.distribution, "version": source.version,
-                "default": source.default, "hooks": sorted(caller.name for caller in manager.get_hookcallers(plugin))}
-               for name, plugin, source in registered]
+    entries = [{**_row(name, source, hooks), "value": source.value} for name, source, hooks in registered]
     commands = []
     for impl in reversed(manager.hook.pao_add_commands.get_hookimpls()):  # pluggy's call order
         caller = manager.subset_hook_caller("pao_add_commands", plugins._others(impl.plugin_name))
@@ -315,7 +301,7 @@ def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
                            for function in found if isinstance(function, str)}) for name, *_ in commands}
     if plugins.failures:
         return None
-    version = next((source.version for _, _, source in registered if source.default), None)
+    version = next((source.version for _, source, _ in registered if source.default), None)
     return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
             "ahead": {name: functions for name, functions in ahead.items() if functions}}
 
@@ -336,15 +322,6 @@ def recorded_commands(add_commands: Any) -> list[list[Any]]:
         names.setdefault(id(parser), []).append(name)
     return [[first, helps.get(first), aliases, subparsers.choices[first].get_default("light")]
             for first, *aliases in names.values()]
-
-
-def _version(dist: str) -> str | None:
-    import importlib.metadata  # a complete load only: start-up stays light
-
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 _current: Plugins | None = None

@@ -107,6 +107,16 @@ def test_a_table_no_plugin_declares_is_an_error_unless_plugins_are_limited(pao_c
     assert load_config(tables=[MINE], strict_tables=False).backends["longtem"] == {"url": "x"}
 
 
+def test_a_top_level_table_no_plugin_declares_is_an_unknown_key_and_each_must_be_a_table(
+        pao_config_file: Path) -> None:
+    pao_config_file.write_text("[spwan]\nready_timeout = 5\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'spwan' \(known keys: backends, briefing, .*spawn"):
+        load_config()
+    pao_config_file.write_text("spawn = 3\n")
+    with pytest.raises(ConfigError, match=r"\['spawn'\]: expected a mapping$"):  # the core tables' check, first
+        load_config()
+
+
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
