@@ -142,8 +142,9 @@ def complete(line: str, tmp_path: Path) -> set[str]:
     answer = tmp_path / "completions"
     env = {**os.environ, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line,
            "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)}
-    subprocess.run([str(Path(sys.executable).with_name("pao"))], env=env, stdin=subprocess.DEVNULL,
-                   capture_output=True, timeout=60, check=True)
+    done = subprocess.run([str(Path(sys.executable).with_name("pao"))], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert "Traceback" not in done.stderr
     return {word.strip() for word in answer.read_text().split("\n") if word.strip()}
 
 
@@ -151,6 +152,25 @@ def test_shell_completion_offers_every_plugins_commands_and_options(tmp_path: Pa
     assert "list" in complete("pao li", tmp_path)
     assert {"import", "init"} <= complete("pao memory i", tmp_path)
     assert "--no-nudge" in complete("pao spawn --no-n", tmp_path)
+
+
+def test_shell_completion_offers_the_registrys_agent_names(tmp_path: Path) -> None:
+    from pao_agents.spec import AgentRecord, JsonRegistry
+    from pao_core.paths import home_path
+
+    registry = JsonRegistry(home_path())
+    for name in ("alpha", "beta"):
+        registry.add(AgentRecord(name=name, folder=str(tmp_path), topic="t", host="fake", terminal="tmux", target=""))
+
+    def names(line: str) -> set[str]:
+        return {word for word in complete(line, tmp_path) if not word.startswith("-")}  # kill's options come too
+
+    for command in ("kill", "send", "attach", "diff", "finish", "status", "pause", "resume", "checkpoint"):
+        assert names(f"pao {command} ") == {"alpha", "beta"}, command
+    assert names("pao finish al") == {"alpha"}
+    assert names("pao kill alpha ") == {"alpha", "beta"}  # kill takes several
+    registry.path.write_text("{not json")  # an unreadable registry completes nothing, says nothing
+    assert names("pao kill ") == set()
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -16,6 +16,7 @@ from pao_agents.spec.contracts import PERMISSION_MODES, permission_summary
 from pao_core.errors import PaoError, ValidationError
 from pao_core.hookspecs import hookimpl
 from pao_agents.agentdir import RECEIPT_TIMEOUT
+from pao_agents.namecompletion import completes_agent_names
 from pao_agents.light import observed_json, print_listing, remember_checked
 from pao_core.output import print_json
 
@@ -44,13 +45,13 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     listing.set_defaults(func=run_list, light="pao_agents.light:light_list")
 
     status = subparsers.add_parser("status", help="show one agent: record and what its screen says now")
-    status.add_argument("name", metavar="NAME")
+    completes_agent_names(status.add_argument("name", metavar="NAME"))
     status.add_argument("--screen", action="store_true", help="also print the agent's current screen")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(func=run_status)
 
     send = subparsers.add_parser("send", help="paste TEXT into an agent and submit it")
-    send.add_argument("name", metavar="NAME")
+    completes_agent_names(send.add_argument("name", metavar="NAME"))
     send.add_argument("text", metavar="TEXT")
     send.add_argument("--receipt-timeout", metavar="SECONDS", type=float, default=RECEIPT_TIMEOUT, help=RECEIPT_HELP)
     send.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -71,7 +72,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     add_command(subparsers)
 
     attach = subparsers.add_parser("attach", help="show an agent: attach its tmux window, or bring its window forward")
-    attach.add_argument("name", metavar="NAME")
+    completes_agent_names(attach.add_argument("name", metavar="NAME"))
     attach.set_defaults(func=run_attach)
 
 
@@ -112,7 +113,7 @@ def _add_process_commands(subparsers: argparse._SubParsersAction, config: PaoCon
         ("checkpoint", "save an agent's screen, session id and briefing for a later resume", run_checkpoint),
     ):
         parser = subparsers.add_parser(command, help=help_text)
-        parser.add_argument("name", metavar="NAME")
+        completes_agent_names(parser.add_argument("name", metavar="NAME"))
         parser.add_argument("--json", action="store_true", help=JSON_HELP)
         parser.set_defaults(func=func)
         if command == "resume":

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pao_agents.namecompletion import completes_agent_names
 from pao_core.errors import PaoError, ValidationError
 from pao_core.output import print_json
 
@@ -32,7 +33,7 @@ class _Names(argparse.Action):
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     kill = subparsers.add_parser("kill", help="end agents' processes and forget them (several at once, or --all)")
-    kill.add_argument("names", metavar="NAME", nargs="*", action=_Names, help="the agents to end")
+    completes_agent_names(kill.add_argument("names", metavar="NAME", nargs="*", action=_Names, help="the agents to end"))
     kill.add_argument("--all", action="store_true", help="every agent (with --machine: every agent of that machine)")
     kill.add_argument("--machine", metavar="M", help="with --all: only the agents machine M runs")
     kill.add_argument("--forget", action="store_true",
@@ -45,13 +46,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     kill.set_defaults(func=run_kill, name=None)
 
     diff = subparsers.add_parser("diff", help="show a worktree agent's changes against its base (committed and not)")
-    diff.add_argument("name", metavar="NAME")
+    completes_agent_names(diff.add_argument("name", metavar="NAME"))
     diff.add_argument("--json", action="store_true", help=JSON_HELP)
     diff.set_defaults(func=run_diff)
 
     finish = subparsers.add_parser("finish", help="merge a worktree agent's branch into its base, end the agent, "
                                                   "remove its worktree")
-    finish.add_argument("name", metavar="NAME")
+    completes_agent_names(finish.add_argument("name", metavar="NAME"))
     finish.add_argument("--keep", action="store_true", help="do not merge: keep the branch pao/NAME as it is")
     finish.add_argument("--discard", action="store_true",
                         help="throw away the worktree's uncommitted changes (by default finish refuses them)")

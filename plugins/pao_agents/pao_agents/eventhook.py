@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.alarm(HARD_LIMIT)
     try:
         from pao_agents.names import check_name  # after the alarm: nothing may hold the process past it
+        from pao_agents.notifylog import trim_log  # likewise
 
         check_name(agent_dir.name)
+        trim_log(agent_dir / ERROR_LOG)  # capped: this run's errors go to the trimmed file
         record_events(agent_dir)
     except Exception as exc:  # one line in the agent's notify.log; the CLI never sees it
         from pao_core.errors import describe  # only a failure needs them

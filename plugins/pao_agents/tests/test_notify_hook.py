@@ -108,6 +108,30 @@ def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Pa
     assert not (folder / "notify.log").read_text()  # nothing failed
 
 
+def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
+    """A failure repeated all day (here: the agent is gone from the registry) leaves the log at its newest lines."""
+    from pao_agents.notifylog import KEEP, LIMIT
+
+    agents, folder, commands = _hooked_agent("busy")
+    agents.registry.remove("api")
+    log = folder / "notify.log"
+    log.write_bytes(b"".join(b"pao: old failure %06d\n" % n for n in range(LIMIT // 10)))  # past the cap
+    log.chmod(0o644)
+    _fire(commands["Stop"], {"session_id": "s", "hook_event_name": "Stop"})
+    lines = _wait(lambda: log.read_text().splitlines() if "api" in log.read_text() else None)
+    assert lines[0].startswith("pao: old failure ") and lines[-2] == "pao: old failure %06d" % (LIMIT // 10 - 1)
+    assert lines[-1].startswith("pao: api: ") and log.stat().st_size <= KEEP + 200  # this run's line, kept
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+    elsewhere = tmp_path / "elsewhere.log"  # a link is never trimmed (nor replaced)
+    elsewhere.write_bytes(b"first line\n" + b"x" * LIMIT * 2 + b"\n")
+    log.unlink()
+    log.symlink_to(elsewhere)
+    _fire(commands["Stop"], {"session_id": "s", "hook_event_name": "Stop"})
+    assert _wait(lambda: b"pao: api: " in elsewhere.read_bytes())
+    assert log.is_symlink() and elsewhere.read_bytes().startswith(b"first line\n")
+
+
 def test_busy_events_start_pao_once_per_turn(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
     """A tool's event starts the recorder only while the agent's state file does not say busy already."""
     agents, folder, commands = _hooked_agent("ready")

@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pao_agents.spec import spawn_options
-from pao_agents.spec import check_name, name_from_folder, numbered
+from pao_agents.spec import check_name, name_from_folder, name_from_topic, numbered
 from pao_core.errors import PaoError, ValidationError
 from pao_core.gather import brief
 from pao_core.output import print_json
@@ -118,7 +118,7 @@ def _validate(args: argparse.Namespace) -> tuple[str, str | None, str]:
     if args.name is not None:
         reject_control(args.name, "the agent name")
         name = check_name(args.name)
-    base = name_from_folder(posixpath.normpath(folder))
+    base = name_from_topic(args.topic) or name_from_folder(posixpath.normpath(folder))  # as a local spawn names it
     return folder, name, base
 
 

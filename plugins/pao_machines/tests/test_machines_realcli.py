@@ -58,16 +58,18 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
     folder = box.remote_folder("shop")
 
     spawned = json.loads(box.pao("spawn", "count the widgets", "--on", "box", "--folder", "~/shop", "--json").stdout)
-    assert spawned["name"] == "shop" and spawned["machine"] == "box" and spawned["state"] == "busy"
+    assert spawned["name"] == "count-widgets"  # named from the topic, as a local spawn
+    assert spawned["machine"] == "box" and spawned["state"] == "busy"
     assert spawned["folder"] == str(folder)
     assert marker in _conversation_with(anthropic_stub, "count the widgets").text()
 
     # the briefing went on stdin: the remote pao's arguments carry the topic, never the memory
     spawn_words = _logged_words(box)[0]
-    assert spawn_words[:2] == ["spawn", "--folder=~/shop"] and spawn_words[-2:] == ["--", "count the widgets"]
+    assert spawn_words[:2] == ["spawn", "--folder=~/shop"] and "--name=count-widgets" in spawn_words
+    assert spawn_words[-2:] == ["--", "count the widgets"]
     assert marker not in (box.sshd.home / "pao-argv.log").read_text() and marker not in str(spawn_words)
     # the session channel, trust and the agent's files are the remote user's own
-    agent_dir = box.sshd.home / ".local" / "share" / "pao" / "agents" / "shop"
+    agent_dir = box.sshd.home / ".local" / "share" / "pao" / "agents" / "count-widgets"
     assert agent_dir.stat().st_uid == box.sshd.account.uid and agent_dir.stat().st_mode & 0o777 == 0o700
     assert marker in (agent_dir / "briefing.md").read_text() and token not in (agent_dir / "briefing.md").read_text()
     assert all(token not in request.text() for request in anthropic_stub.messages())
@@ -77,17 +79,18 @@ def test_an_agent_on_another_machine_starts_knowing_what_this_machine_knows(
     assert os.listdir(folder) == [], "the remote folder stays untouched"
 
     agents = _agents(box)
-    assert agents["shop"]["machine"] == "box" and agents["shop"]["observed"]["state"] in ("busy", "ready", "waiting")
+    assert agents["count-widgets"]["machine"] == "box"
+    assert agents["count-widgets"]["observed"]["state"] in ("busy", "ready", "waiting")
     text = f"-also check {said}: it's \"done\"! $HOME `id`"  # a leading dash, quotes, what shells expand
-    assert box.pao("send", "--", "shop", text).stderr.strip() == "pao: sent to shop on box"
+    assert box.pao("send", "--", "count-widgets", text).stderr.strip() == "pao: sent to count-widgets on box"
     assert text in _conversation_with(anthropic_stub, said).text()
-    status = json.loads(box.pao("status", "shop", "--json").stdout)
+    status = json.loads(box.pao("status", "count-widgets", "--json").stdout)
     assert status["machine"] == "box" and status["target"] == spawned["target"]
 
     remote = json.loads(box.remote_pao("list", "--json").stdout)["agents"]
-    assert [agent["name"] for agent in remote] == ["shop"]
+    assert [agent["name"] for agent in remote] == ["count-widgets"]
 
-    box.pao("kill", "shop")
+    box.pao("kill", "count-widgets")
     assert _agents(box) == {}
     assert json.loads(box.remote_pao("list", "--json").stdout)["agents"] == []
     assert not agent_dir.exists()

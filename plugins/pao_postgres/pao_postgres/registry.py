@@ -82,7 +82,7 @@ class PostgresRegistry(RegistryStore):
 
     def names(self) -> set[str]:
         with self._session() as connection:
-            return {row[0] for row in connection.execute(f"SELECT name FROM {TABLE}")}
+            return self._taken(connection)
 
     # -- writes -----------------------------------------------------------------------
 
@@ -93,7 +93,7 @@ class PostgresRegistry(RegistryStore):
                 if self._insert(connection, record):
                     return record
                 raise DuplicateAgent.named(record.name)
-            taken = {row[0] for row in connection.execute(f"SELECT name FROM {TABLE}")}
+            taken = self._taken(connection)
             for n in range(1, FREE_NAME_TRIES):
                 name = candidates(n)
                 if name not in taken:  # another machine may take it first: then the next one
@@ -108,7 +108,7 @@ class PostgresRegistry(RegistryStore):
         with self._session() as connection, connection.transaction():
             row = connection.execute(f"SELECT record FROM {TABLE} WHERE name = %s FOR UPDATE", (name,)).fetchone()
             if row is None:
-                raise UnknownAgent.named(name)
+                raise UnknownAgent.named(name, self._taken(connection))
             record = stamped(edit(self._structure(row[0])), self.machine)
             connection.execute(
                 f"UPDATE {TABLE} SET machine = %s, record = %s, updated_at = %s WHERE name = %s",
@@ -119,8 +119,8 @@ class PostgresRegistry(RegistryStore):
     def remove(self, name: str) -> AgentRecord:
         with self._session() as connection:
             row = connection.execute(f"DELETE FROM {TABLE} WHERE name = %s RETURNING record", (name,)).fetchone()
-        if row is None:
-            raise UnknownAgent.named(name)
+            if row is None:
+                raise UnknownAgent.named(name, self._taken(connection))
         return self._structure(row[0])
 
     def close(self) -> None:
@@ -133,6 +133,10 @@ class PostgresRegistry(RegistryStore):
                 connection.close()
 
     # -- machinery -------------------------------------------------------------------
+
+    @staticmethod
+    def _taken(connection: psycopg.Connection) -> set[str]:
+        return {row[0] for row in connection.execute(f"SELECT name FROM {TABLE}")}
 
     def _insert(self, connection: psycopg.Connection, record: AgentRecord) -> bool:
         from psycopg.types.json import Jsonb  # the driver: loaded with the connection

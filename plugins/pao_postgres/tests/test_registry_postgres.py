@@ -24,7 +24,7 @@ import pytest
 from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test in a home of its own)
 from pao_testing.lifecycle.fixtures import Pao, pao  # noqa: F401  (fixture)
 from pao_core.plugins import load_config
-from pao_agents.spec import DuplicateAgent, RegistryUnavailable
+from pao_agents.spec import DuplicateAgent, RegistryUnavailable, UnknownAgent
 from pao_core.plugins import get_plugins
 from pao_agents.spec import open_registry, registry_options
 from pao_testing.postgres import ThrowawayCluster, free_port
@@ -126,6 +126,17 @@ def test_every_machine_lists_the_agents_of_both_with_their_machine(machines: tup
     assert forgot.returncode == 0, forgot.stderr
     assert [agent["name"] for agent in json.loads(alpha.pao("list", "--json").stdout)["agents"]] == ["trainer"]
     assert not (alpha.root / "pao" / "agents.json").exists() and not (beta.root / "pao" / "agents.json").exists()
+
+
+def test_changing_or_removing_a_mistyped_name_says_which_agent_was_meant(machines: tuple[Machine, Machine]) -> None:
+    """As the file registry does (UnknownAgent.named with the names there are)."""
+    alpha, beta = machines
+    alpha.registry().add(record("trainer", 1))
+    with pytest.raises(UnknownAgent, match="no agent named 'trainr'.*did you mean 'trainer'"):
+        beta.registry().change("trainr", lambda agent: agent)
+    with pytest.raises(UnknownAgent, match="no agent named 'traner'.*did you mean 'trainer'"):
+        beta.registry().remove("traner")
+    assert beta.registry().names() == {"trainer"}  # nothing removed or changed on the way
 
 
 def test_two_machines_of_eight_processes_lose_and_duplicate_nothing(

@@ -46,7 +46,7 @@ _PUBLIC = {
     **dict.fromkeys(("FREE_NAME_TRIES", "JsonRegistry", "open_registry", "readable", "stamped", "structure_record"),
                     "pao_agents.registry"),
     **dict.fromkeys(("UnreadableJSON", "lock_for", "refuse_symlink", "update_json"), "pao_agents.jsonedit"),
-    **dict.fromkeys(("check_name", "name_from_folder", "numbered"), "pao_agents.names"),
+    **dict.fromkeys(("check_name", "name_from_folder", "name_from_topic", "numbered"), "pao_agents.names"),
     **dict.fromkeys(("Agents", "Observation"), "pao_agents.lifecycle"),
     **dict.fromkeys(("record_json", "show_list"), "pao_agents.commands"),
     **dict.fromkeys(("age_text", "topic_cell"), "pao_agents.light"),
