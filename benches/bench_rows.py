@@ -75,6 +75,10 @@ def brief_rows(d: dict) -> list[Row]:
         Row("`pao brief TOPIC`, whole process (semantic + lexical, the default)", "p50 <= 300 ms",
             f"p50 {ms(process['p50'])}, max {ms(process['max'])}", process["p50"] <= 300, original=ms(ORIGINAL["latency_ms"])),
     ]
+    if "pao_brief_to_python_ratio" in d:
+        rows.append(Row("the same over `python -c pass`, run alternately with it (p50 / p50)", "<= 10x",
+                        f"{d['pao_brief_to_python_ratio']}x (`python -c pass` p50 {ms(d['python_pass_process_ms']['p50'])})",
+                        d["pao_brief_to_python_ratio"] <= 10))
     if "pao_brief_process_cpu_ms" in d:
         rows += [
             Row("the same, CPU time of the process (inflated less by a busy machine)", "",

@@ -12,7 +12,6 @@ from typing import Any, Literal, Mapping
 
 import attrs
 import cattrs
-from cattrs.preconf.json import make_converter
 
 BackendStatus = Literal["ok", "timeout", "error"]
 
@@ -149,12 +148,12 @@ class BriefingContext:
     servers: tuple[str, ...] = ()
 
 
-def _make_converter() -> cattrs.Converter:
-    conv = make_converter(forbid_extra_keys=True)
+def __getattr__(name: str) -> cattrs.Converter:
+    """``converter``: the one for JSON state and config (datetimes as ISO 8601 strings), made on first use."""
+    if name != "converter":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from cattrs.preconf.json import make_converter  # here: `pao brief` never needs it, and it costs a process ~8 ms
+    conv = globals()[name] = make_converter(forbid_extra_keys=True)
     conv.register_unstructure_hook(dt.datetime, lambda value: value.isoformat())
     conv.register_structure_hook(dt.datetime, lambda value, _: dt.datetime.fromisoformat(value))
     return conv
-
-
-converter: cattrs.Converter = _make_converter()
-"""The one converter for JSON state and config (datetimes as ISO 8601 strings)."""

@@ -41,3 +41,14 @@ def test_only_replaces_the_headline_rows_of_the_scripts_it_ran() -> None:
         assert "old a" not in spliced and "new a" in spliced and "old b" in spliced and "new c" in spliced
         assert spliced.count("- Rows reproduced by `bench a`") == 1 and "\n\n\n" not in spliced
     assert "commit def5678" in twice and "commit abc1234" not in twice
+
+
+def test_a_section_no_bench_writes_stays_after_the_one_it_followed() -> None:
+    old = page([], {"A": "old a", "Hand-written evidence": "kept", "B": "old b"})
+    fresh = page([], {"A": "new a"})
+    stamp = {"date": "2026-12-04 01:24 UTC", "commit": "c69c4c6", "load": "0.30, 0.40, 0.50"}
+
+    spliced = load_runner().splice(old, fresh, stamp, (0.3, 0.4, 0.5), ["A", "B"])
+
+    assert [line for line in spliced.splitlines() if line.startswith("### ")] == ["### A", "### Hand-written evidence", "### B"]
+    assert "new a" in spliced and "old a" not in spliced and "kept" in spliced
