@@ -1,9 +1,9 @@
 """``python -I -m pao_mcp``: the handshake first, everything else while it is answered.
 
-The main thread reads stdin and answers ``initialize`` and ``ping`` at once
-(:mod:`pao_mcp.stdio`, the standard library only). Another thread meanwhile checks the
-arguments and loads the tool list, then pao's configuration, plugins and tools;
-``tools/list`` and ``tools/call`` wait for what they need. A wrong argument still ends the
+The main thread reads stdin and answers ``initialize``, ``ping`` and ``tools/list`` at once
+(:mod:`pao_mcp.stdio` and :mod:`pao_mcp.catalog`, the standard library only). Another thread
+meanwhile checks the arguments, then loads pao's configuration, plugins and tools;
+``tools/call`` waits for them. A wrong argument still ends the
 process with one line on stderr (exit 2), before or just after the handshake; a broken
 configuration is said on stderr and in each tool's result.
 """
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str]) -> int:
-    checked, catalog, tools = Later(), Later(), Later()
-    threading.Thread(target=_prepare, args=(list(argv), checked, catalog, tools), name="pao-mcp-start", daemon=True).start()
-    serve(catalog, tools, _call, lambda at: record_listed(agent_name(checked.get()), at))
+    from pao_mcp.catalog import tool_list  # plain data: tools/list never waits for the preparing thread
+
+    checked, tools = Later(), Later()
+    threading.Thread(target=_prepare, args=(list(argv), checked, tools), name="pao-mcp-start", daemon=True).start()
+    serve(Later.of(tool_list()), tools, _call, lambda at: record_listed(agent_name(checked.get()), at))
     try:  # the client is gone; a wrong argument is still said (the check ends the process) before this exits 0
-        catalog.get()
+        checked.get()
     except Exception:  # noqa: BLE001 - nothing is left to answer
         pass
     return 0
@@ -42,15 +44,12 @@ def _call(tools: MemoryTools, name: str, arguments: dict[str, Any]) -> dict[str,
     return call_tool(tools, name, arguments)
 
 
-def _prepare(argv: list[str], checked: Later, catalog: Later, tools: Later) -> None:
+def _prepare(argv: list[str], checked: Later, tools: Later) -> None:
     try:
         args = _checked_arguments(argv)
-        checked.set(args)
         if args.env_file:
             os.environ.update(read_variables(args.env_file))  # before pao's configuration is first read
-        from pao_mcp.catalog import tool_list
-
-        catalog.set(tool_list())
+        checked.set(args)
     except SystemExit as leaving:  # argparse's usage error, already printed
         _leave(leaving.code if isinstance(leaving.code, int) else 2)
     except Exception as exc:  # noqa: BLE001 - a wrong argument: one line, as pao's command line says it

@@ -44,8 +44,26 @@ def test_past_the_bound_the_task_goes_anyway_and_pao_says_so(agent: Path, capsys
     assert said.count("\n") == 1
 
 
-def test_only_claude_code_with_pao_s_server_wired_and_an_event_log_holds_its_task(agent: Path) -> None:
+def test_only_claude_code_with_pao_s_server_wired_and_an_event_log_holds_its_task(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAO_CLAUDE_COMMAND", "")
     assert mcpwait.holds_first_prompt(ClaudeCode(), (SERVER,), str(agent))
     assert not mcpwait.holds_first_prompt(ClaudeCode(), (), str(agent))  # --no-mcp: the task on the command line
     assert not mcpwait.holds_first_prompt(ClaudeCode(), (SERVER,), None)  # no log to read
     assert not mcpwait.holds_first_prompt(CodexHost(), (SERVER,), str(agent))  # required=true: Codex waits itself
+
+
+def test_claude_code_2_0_takes_its_task_on_its_command_line_as_it_waits_for_its_servers_itself(
+    monkeypatch: pytest.MonkeyPatch, agent: Path
+) -> None:
+    import attrs
+
+    from pao_testing.claude_cli import cli_path
+
+    def pinned(version: str) -> ClaudeCode:
+        host = ClaudeCode()
+        return attrs.evolve(host, options=attrs.evolve(host.options, command=str(cli_path(version))))
+
+    assert not mcpwait.holds_first_prompt(pinned("2.0.77"), (SERVER,), str(agent))
+    assert mcpwait.holds_first_prompt(pinned("2.1.332"), (SERVER,), str(agent))

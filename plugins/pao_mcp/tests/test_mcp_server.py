@@ -193,10 +193,10 @@ def test_an_id_that_is_not_a_string_or_an_integer_is_an_invalid_request_answered
 def test_the_handshake_loads_no_sdk_and_nothing_heavy(pao_env: dict[str, str]) -> None:
     """What answers ``initialize`` is the standard library and pao_core's JSON bound: no MCP SDK, no pydantic,
     attrs, pluggy, jsonschema or configuration, which load on another thread while it is answered (or never)."""
-    probe = "import sys, pao_mcp.stdio; print(' '.join(sorted(sys.modules)))"
+    probe = "import sys, pao_mcp.stdio, pao_mcp.catalog; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-I", "-c", probe], env=pao_env, capture_output=True, text=True,
                                 check=True, timeout=60).stdout.split())
-    assert "pao_mcp.stdio" in loaded
+    assert {"pao_mcp.stdio", "pao_mcp.catalog"} <= loaded  # the tool list too: tools/list is answered from it at once
     assert not {name for name in loaded if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "anyio", "attr", "attrs",
                                                                   "pluggy", "jsonschema", "cattrs")}, loaded
     assert not {"pao_core.config", "pao_core.plugins", "pao_core.contracts", "pao_mcp.tools"} & loaded
@@ -206,6 +206,53 @@ def test_the_handshake_loads_no_sdk_and_nothing_heavy(pao_env: dict[str, str]) -
     assert len(json.loads(done.stdout.splitlines()[1])["result"]["tools"]) == 3
     imported = {line.split(b"|")[-1].strip().decode() for line in done.stderr.splitlines() if line.startswith(b"import time:")}
     assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types", "pydantic", "starlette", "anyio")}
+
+
+def test_tools_list_is_answered_while_the_tools_are_still_loading(pao_env: dict[str, str], tmp_path: Path) -> None:
+    """``tools/list`` comes from the declared catalog on the main thread: it is answered while the preparing thread
+    is held (here reading an ``--env-file`` that is a FIFO nobody has written yet); ``tools/call`` once it went on."""
+    from pao_mcp.catalog import tool_list
+
+    fifo = tmp_path / "env.json"
+    os.mkfifo(fifo, 0o600)
+    process = subprocess.Popen([*FAST, "--agent", "t", "--env-file", str(fifo)], env=pao_env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    timer = threading.Timer(30, process.kill)  # a server that never answers fails the test, never hangs it
+    timer.start()
+    try:
+        process.stdin.write(_initialize("2025-06-18") + b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n')
+        process.stdin.flush()
+        answers = [json.loads(process.stdout.readline()) for _ in range(2)]
+        assert answers[1] == {"jsonrpc": "2.0", "id": 2, "result": {"tools": tool_list()}}
+        writer = _writer_of(fifo)  # only now does the preparing thread get its variables
+        os.write(writer, b"{}")
+        os.close(writer)
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_status"}}\n')
+        process.stdin.flush()
+        called = json.loads(process.stdout.readline())
+        assert called["id"] == 3 and called["result"]["isError"] is False, called
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+        timer.cancel()
+
+
+def _writer_of(fifo: Path) -> int:
+    """A descriptor writing to ``fifo`` once the server opened it to read (never blocking a test whose server did not)."""
+    for _ in range(400):
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            threading.Event().wait(0.05)
+    raise AssertionError(f"the server never opened {fifo}")
+
+
+def test_the_catalog_s_observation_bound_is_the_stores_bound() -> None:
+    from pao_core.contracts import MAX_OBSERVATION_CHARS
+    from pao_mcp import catalog
+
+    assert catalog.MAX_OBSERVATION_CHARS == MAX_OBSERVATION_CHARS
 
 
 @pytest.mark.parametrize("argv, said", [
