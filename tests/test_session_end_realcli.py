@@ -8,7 +8,6 @@ a loopback stub; ``[notify] command`` is a real executable recording its argv. R
 from __future__ import annotations
 
 import json
-import stat
 import time
 from pathlib import Path
 
@@ -20,21 +19,9 @@ from pao_core.plugins import load_config, reset_plugins
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostrun import until
+from pao_testing.webhook_stub import argv_recorder, recorded_argv
 
 pytestmark = pytest.mark.realcli
-
-
-def _notifier(folder: Path) -> tuple[Path, Path]:
-    """An executable that appends its argv (one JSON list per run) to a log."""
-    log, script = folder / "argv.jsonl", folder / "record-argv"
-    script.write_text('#!/usr/bin/env python3\nimport json, sys\n'
-                      f'open({str(log)!r}, "a").write(json.dumps(sys.argv[1:]) + "\\n")\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script, log
-
-
-def _notified(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def test_exiting_the_cli_records_dead_and_notifies(
@@ -43,7 +30,7 @@ def test_exiting_the_cli_records_dead_and_notifies(
 ) -> None:
     folder = tmp_path / "deploy-tools"
     folder.mkdir()
-    script, argv_log = _notifier(tmp_path)
+    script, argv_log = argv_recorder(tmp_path)
     pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
     for key, value in claude_env.items():
         monkeypatch.setenv(key, value)
@@ -67,5 +54,5 @@ def test_exiting_the_cli_records_dead_and_notifies(
     time.sleep(0.5)  # 2.0.77 takes an Enter right after the paste for its command menu, not the command
     private_tmux.press(pane, "Enter")
     until(lambda: registry.get("api").state, lambda state: state == "dead", timeout=30)  # no status, no monitor
-    runs = until(lambda: _notified(argv_log), lambda runs: any(run[1] == "dead" for run in runs), timeout=30)
+    runs = until(lambda: recorded_argv(argv_log), lambda runs: any(run[1] == "dead" for run in runs), timeout=30)
     assert [run for run in runs if run[1] == "dead"] == [["api", "dead", "prompt_input_exit"]]
