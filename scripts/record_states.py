@@ -51,7 +51,7 @@ CASES: dict[str, tuple[str, str | None, str, bool, str | None, str]] = {
     "waiting-question": ("waiting", "question", "ask", True, TRIGGER, "screen:PostgreSQL"),
     "failed-400": ("failed", "invalid request", "400", True, "say hi", "event:StopFailure|screen:400|screen:rror"),
     "failed-refused": ("failed", "connect", "refused", True, "say hi", "screen:etry|screen:rror|screen:Unable to connect"),
-    "blocked-trust": ("blocked", "trust", "ok", False, None, "screen:trust"),
+    "waiting-trust": ("waiting", "trust", "ok", False, None, "screen:trust"),
     "idle-prompt": ("ready", None, "ok", True, "say hi", "event:Notification"),
     "hooks-off-busy": ("busy", None, "slow", True, "think hard", "screen:esc to"),
 }

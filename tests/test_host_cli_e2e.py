@@ -63,9 +63,9 @@ def real_cli_allowed() -> None:
 def _start_until_ready(tmux: HostTmux, host: str, folder: Path, command: list[str], env: dict[str, str], classify) -> str:
     """The CLI starts in a pane of its own and reaches its prompt with no dialog on the way; returns the pane."""
     pane = tmux.start("agent", str(folder), command, env)
-    frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked"), 90)
+    frames = watch(lambda: tmux.capture(pane), classify, lambda s: s in ("ready", "blocked", "waiting"), 90)
     states = [f.state for f in frames]
-    assert "blocked" not in states, frames[-1].screen
+    assert not {"blocked", "waiting"} & set(states), frames[-1].screen
     assert states[-1] == "ready", f"not ready after 90 s: {states}\n{frames[-1].screen}"
     print(f"{host}: ready {frames[-1].at:.2f} s after start")
     return pane

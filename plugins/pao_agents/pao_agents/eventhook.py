@@ -40,8 +40,9 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
     if state is None:
         return append
     folder = log.parent
-    record = (f"{shlex.quote(sys.executable)} -I -m pao_agents.eventhook {shlex.quote(str(folder))} "
-              f"</dev/null >/dev/null 2>>{shlex.quote(str(folder / ERROR_LOG))} &")
+    # hang-ups ignored: a CLI that exits (Claude Code 2.0.77 after SessionEnd) signals what its hooks left running
+    record = (f"(trap '' HUP INT TERM; exec {shlex.quote(sys.executable)} -I -m pao_agents.eventhook "
+              f"{shlex.quote(str(folder))} </dev/null >/dev/null 2>>{shlex.quote(str(folder / ERROR_LOG))}) &")
     if state != "busy":
         return f"{append}; {record}"
     return f"{append}; s=; {{ read -r s < {shlex.quote(str(folder / STATE_FILE))}; }} 2>/dev/null; " \

@@ -70,14 +70,15 @@ def observed_state(state: str, extra: Mapping[str, Any], session_id: str | None,
     from its screen where the caller reads one)."""
     if state == "paused":
         return "paused", None, "hooks" if extra.get("events") else "screen", None
+    recorded = extra.get("waiting_for") if state == "waiting" else None  # what spawn saw it wait for (a trust question)
     if not extra.get("events"):
-        return ("dead", GONE, "screen", None) if not alive else (state, None, "screen", None)
+        return ("dead", GONE, "screen", None) if not alive else (state, recorded, "screen", None)
     events = read_events(Path(extra["agent_dir"], EVENTS))
     verdict, receipt = newest_verdict(events), session_receipt(events, session_id)
     if not alive:
         return "dead", GONE, "hooks", receipt
     if verdict is None:
-        return state, None, "screen", receipt
+        return state, recorded, "screen", receipt
     return verdict.state or state, verdict.reason, verdict.source, receipt
 
 
@@ -106,7 +107,7 @@ def list_header(fields: Sequence[str] = LIST_FIELDS) -> list[str]:
 
 def _row(entry: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
     state, reason = entry["observed"]["state"], entry["observed"]["reason"]
-    shown = state + (f" ({reason})" if reason and state in ("blocked", "failed", "unknown") else "")
+    shown = state + (f" ({reason})" if reason and state in ("blocked", "waiting", "failed", "unknown") else "")
     created = dt.datetime.fromisoformat(entry["created_at"])
     return [entry["name"], shown, *(str(entry[field]) for field in fields), age_text(created), topic_cell(entry["topic"]),
             entry["folder"]]

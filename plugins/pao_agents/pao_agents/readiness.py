@@ -144,7 +144,7 @@ def wait_ready(
     def accept(screen: str) -> bool:
         verdict = reader.classify(screen)
         seen.append(verdict)
-        if verdict.state in ("blocked", "failed"):
+        if verdict.state in ("blocked", "failed", "waiting"):  # waiting: a dialog (trust) only the user answers
             raise AgentBlocked(f"{name} is {verdict.state}: {verdict.reason or last_words(screen, notices)}")
         # a process still drawing is alive: whether it exited is asked only of a screen that stands still, and not
         # in the fast first tenth of a second (a tmux command each: they would slow the agent's own start)

@@ -11,6 +11,8 @@ Each event the CLIs' hooks append to ``events.jsonl`` (:mod:`pao_agents.agentdir
   a ``permission_prompt`` or ``elicitation_dialog`` Notification), with what it asks;
 - ``failed``: an API error ended the turn (Claude Code 2.1's StopFailure; a Stop whose transcript ends in an
   API error message, as Claude Code 2.0 writes it), with the error quoted;
+- ``dead``: the CLI exited (Claude Code's SessionEnd, unless it ends a session to start another: ``/clear``,
+  ``/resume``); a SessionStart after it (``pao resume``) is a live session again;
 - nothing (SessionStart, ``auth_success``): the state stays what it was.
 
 Hooks do not report an API request being retried, nor, on some versions, a failed turn or a dialog: where the
@@ -43,6 +45,7 @@ class Verdict(NamedTuple):
 STATE_OF_EVENT: Mapping[str, str | None] = {
     # Claude Code and Codex hooks
     "SessionStart": None,  # session confirmed; the state stays what the spawn recorded (a first prompt: busy)
+    "SessionEnd": "dead",
     "UserPromptSubmit": "busy",
     "PreToolUse": "busy",
     "PostToolUse": "busy",
@@ -64,6 +67,8 @@ NOTIFICATION_STATES: Mapping[str, str | None] = {
 }
 """Claude Code's Notification types (2.0.77 and 2.1.332); an unknown type with a message still means waiting."""
 QUESTION_TOOLS = frozenset({"AskUserQuestion"})
+NEXT_SESSION_REASONS = frozenset({"clear", "resume"})
+"""SessionEnd reasons of a CLI that goes on with another session (Claude Code's ``/clear`` and ``/resume``)."""
 
 
 def quoted(text: Any, limit: int = REASON_LIMIT) -> str:
@@ -82,6 +87,9 @@ def event_verdict(event: Mapping[str, Any]) -> Verdict:
         return Verdict("waiting", _asks(payload))
     if name == "StopFailure":
         return Verdict("failed", _failure(payload))
+    if name == "SessionEnd":
+        reason = payload.get("reason")
+        return Verdict(None) if reason in NEXT_SESSION_REASONS else Verdict("dead", f"the CLI exited ({quoted(reason or 'other')})")
     if name == "Stop":
         error = transcript_error(payload.get("transcript_path"))
         if error is not None:
@@ -177,10 +185,13 @@ def event_state(event: Mapping[str, Any]) -> str | None:
 
 
 def newest_verdict(events: Iterable[Mapping[str, Any]]) -> Verdict | None:
-    """The verdict of the newest event that implies a state, or ``None``."""
+    """The verdict of the newest event that implies a state, or ``None`` (an exit before the newest SessionStart
+    belongs to a session since resumed: it says nothing)."""
+    restarted = False
     for event in reversed(list(events)):
+        restarted = restarted or event["name"] == "SessionStart"
         verdict = event_verdict(event)
-        if verdict.state is not None:
+        if verdict.state is not None and not (restarted and verdict.state == "dead"):
             return verdict
     return None
 

@@ -176,6 +176,8 @@ def test_let_cli_ask_leaves_the_dialog_to_the_user_and_says_so(pao: Pao, monkeyp
     assert f"pao attach {record['name']}" in record["extra"]["waiting_for"]
     assert record["extra"]["trust"]["preseeded"] is False
     assert ("look-around", "starting", "waiting") in recorder.changes, "no state change for the notifier"
+    listed = next(line for line in pao("list")[1].splitlines() if line.startswith("look-around"))
+    assert "waiting (" in listed and "trust the folder" in listed, listed  # what it waits for, not just that it does
 
 
 def test_kill_clean_removes_only_what_pao_added_and_only_when_no_other_agent_needs_it(pao: Pao) -> None:

@@ -131,14 +131,14 @@ def test_enter_never_taken_is_one_clear_error(pao: Pao, monkeypatch: pytest.Monk
     assert time.monotonic() - started < 10
 
 
-def test_blocked_dialog_bails_at_once_and_cleans_up(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trust_dialog_bails_at_once_and_cleans_up(pao: Pao, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_DIALOG", "1")
     started = time.monotonic()
     code, _, err = pao("spawn", "x", "--folder", str(pao.folder("wary")), "--name", "wary")
     assert code != 0
     assert time.monotonic() - started < 5  # far below the 15 s ready timeout
     assert err.strip().splitlines()[-1] == (
-        "pao: wary is blocked: the agent asks whether to trust the folder; answer it in the window"
+        "pao: wary is waiting: the agent asks whether to trust the folder; answer it in the window"
     )
     assert _registry(pao).list() == []
     assert "Do you trust the files" in (pao.home / "failed" / "wary.screen.txt").read_text()

@@ -194,7 +194,9 @@ def test_live_dead_waiting_and_paused_agents_print_alike_by_either_path(tmux_soc
     assert listed["waiting"]["extra"]["nested"] == {"keys": [1, "two", None]} and listed["waiting"]["pid"] == 4242
     table = run("list").stdout.splitlines()
     assert table[0].split() == ["NAME", "STATE", "HOST", "TERMINAL", "AGE", "TOPIC", "FOLDER"]
-    assert ["waiting", "waiting", "claude-code", "tmux", "3d", "fix", "it", "/srv/waiting"] in [line.split() for line in table]
+    waits_for = ["(asks", "permission", "to", "use", '"a', 'tool")']  # what it waits for, as with failed and blocked
+    assert ["waiting", "waiting", *waits_for, "claude-code", "tmux", "3d", "fix", "it", "/srv/waiting"] in [
+        line.split() for line in table]
 
 
 @pytest.mark.parametrize("unknown", ["elsewhere", "terminal-app", "unreadable", "older", "bad-target"])

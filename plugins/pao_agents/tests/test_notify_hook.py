@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from pao_core.plugins import build_plugins
 from pao_core.waiting import poll_until
 from pao_hosts.claude_code import SETTINGS, ClaudeCode, ClaudeCodeOptions
 from pao_testing.claude_cli import cli_path, pinned_versions
-from pao_testing.webhook_stub import WebhookReceiver
+from pao_testing.webhook_stub import WebhookReceiver, argv_recorder, recorded_argv
 
 
 def newest_pinned_claude() -> ClaudeCode:
@@ -38,19 +37,6 @@ def newest_pinned_claude() -> ClaudeCode:
     return ClaudeCode(options=ClaudeCodeOptions(command=str(cli_path(newest))))
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-
-
-def _recorder(folder: Path) -> tuple[Path, Path]:
-    """An executable that appends its argv (one JSON list per run) to a log."""
-    log, script = folder / "argv.jsonl", folder / "record-argv"
-    script.write_text('#!/usr/bin/env python3\nimport json, sys\n'
-                      f'open({str(log)!r}, "a").write(json.dumps(sys.argv[1:]) + "\\n")\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script, log
-
-
-def _runs(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def _wait(probe: Any, timeout: float = 15.0) -> Any:
@@ -81,7 +67,7 @@ def _fire(command: str, event: dict[str, Any]) -> float:
 
 def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Path, pao_config_file: Path,
                                                                  tmp_path: Path) -> None:
-    script, argv_log = _recorder(tmp_path)
+    script, argv_log = argv_recorder(tmp_path)
     with WebhookReceiver() as receiver:
         pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "--state={{state}}", "{{reason}}"]\n'
                                    f'webhook = "{receiver.url}/services/T0/B0/SECRETPATH"\n')
@@ -91,13 +77,13 @@ def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Pa
         posted = receiver.wait_for(lambda request: request.method == "POST", timeout=15)
         assert posted is not None and posted.route == "/services/T0/B0/SECRETPATH"
         assert posted.body["text"].startswith("pao: api has finished its turn\nfix the login bug (/src/api)")
-        assert _wait(lambda: _runs(argv_log)) == [["api", "--state=finished", ""]]
+        assert _wait(lambda: recorded_argv(argv_log)) == [["api", "--state=finished", ""]]
         assert agents.registry.get("api").state == "ready"
         assert (folder / STATE_FILE).read_text() == "ready\n"
 
         hostile = f"Claude needs your permission to use Bash\x1b]0;owned\x07 with token={SECRET}; $(reboot) {'x' * 500}"
         _fire(commands["Notification"], {"hook_event_name": "Notification", "message": hostile})
-        runs = _wait(lambda: _runs(argv_log)[1:])
+        runs = _wait(lambda: recorded_argv(argv_log)[1:])
         name, state, reason = runs[0]
         assert (name, state) == ("api", "--state=waiting")
         assert reason.startswith("Claude needs your permission to use Bash with token=[redacted]; $(reboot) x")
@@ -146,7 +132,7 @@ def test_busy_events_start_pao_once_per_turn(isolated_home: Path, pao_config_fil
 
 
 def test_repeated_notifications_collapse(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
-    script, argv_log = _recorder(tmp_path)
+    script, argv_log = argv_recorder(tmp_path)
     pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}"]\ncollapse = 60\n')
     agents = AgentContext.open(load_config(), build_plugins())
     agents.registry.add(AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1"))
@@ -155,17 +141,17 @@ def test_repeated_notifications_collapse(isolated_home: Path, pao_config_file: P
         agents.set_state("api", state, source="hooks")
     agents.set_state("web", "busy", source="hooks")
     agents.set_state("web", "ready", source="hooks")
-    assert _runs(argv_log) == [["api", "finished"], ["api", "waiting"], ["web", "finished"]]
+    assert recorded_argv(argv_log) == [["api", "finished"], ["api", "waiting"], ["web", "finished"]]
 
 
 def test_only_the_configured_states_notify(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
-    script, argv_log = _recorder(tmp_path)
+    script, argv_log = argv_recorder(tmp_path)
     pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{state}}"]\nstates = ["dead"]\ncollapse = 0\n')
     agents = AgentContext.open(load_config(), build_plugins())
     agents.registry.add(AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1"))
     for state in ("busy", "ready", "waiting", "dead"):
         agents.set_state("api", state, source="screen")
-    assert _runs(argv_log) == [["dead"]]
+    assert recorded_argv(argv_log) == [["dead"]]
     assert NotifyOptions().states == ("finished", "waiting", "failed", "dead")
 
 
@@ -221,7 +207,7 @@ def test_doctor_checks_the_notifier(isolated_home: Path, pao_config_file: Path, 
     assert found["webhook"].status == "fail" and "SECRETPATH" not in found["webhook"].line + found["webhook"].fix
     assert "SECRETPATH" not in json.dumps(config.masked())
 
-    script, _ = _recorder(tmp_path)
+    script, _ = argv_recorder(tmp_path)
     (tmp_path / "notify-send").write_text("#!/bin/sh\n")
     (tmp_path / "notify-send").chmod(0o755)
     good = NotifyOptions(desktop=True, command=(script.name,), webhook="https://ntfy.sh/SECRET-topic")

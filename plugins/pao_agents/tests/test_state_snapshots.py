@@ -22,7 +22,9 @@ from pao_core.plugins import build_plugins
 
 STATES = Path(__file__).parent / "data" / "states"
 SNAPSHOTS = sorted(STATES.glob("*/*.json"))
-CLASSES = {"ready", "busy", "waiting", "failed", "blocked"}
+CLASSES = {"ready", "busy", "waiting", "failed"}
+"""Recorded for every pinned CLI; ``blocked`` (login, API key) is read from the hosts' recorded screens only
+(pao_hosts/tests/data/screens): the trust question, the one dialog recorded here, reads ``waiting``."""
 
 
 def _load(path: Path) -> dict:

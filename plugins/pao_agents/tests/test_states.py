@@ -86,3 +86,13 @@ def test_an_agent_whose_hooks_report_nothing_is_read_from_its_screen(tmp_path: P
     (tmp_path / "events.jsonl").write_text(json.dumps(line) + "\n")
     assert observed_state("busy", extra, None, True)[:3] == ("failed", 'API error "server_error"', "hooks")
     assert observed_state("busy", extra, None, False)[0] == "dead"
+
+
+def test_a_session_end_is_dead_unless_another_session_follows() -> None:
+    exited = event_verdict(event("SessionEnd", reason="prompt_input_exit"))
+    assert exited.state == "dead" and exited.reason == 'the CLI exited ("prompt_input_exit")'
+    assert event_verdict(event("SessionEnd", reason="clear")).state is None  # /clear starts the next session
+    busy, end, start = event("UserPromptSubmit"), event("SessionEnd", reason="other"), event("SessionStart", source="resume")
+    assert newest_state([busy, end]) == "dead"
+    assert newest_state([busy, end, start]) == "busy"  # resumed: the exit belongs to the session before
+    assert newest_state([busy, end, start, event("Stop")]) == "ready"

@@ -49,7 +49,8 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2.0.77", "2.1.197", "2.1.332")
 SETTINGS = "claude-settings.json"
 SETTINGS_LIMIT = 1024 * 1024
 """A settings file larger than this is not read for ``disableAllHooks``."""
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "Notification")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "Notification",
+               "SessionEnd")
 """The events whose hooks append to the agent's event log (docs/lifecycle.md#states: what each one means)."""
 STOP_FAILURE_SINCE = (2, 1, 332)
 """The first version measured with a StopFailure event (an API error ended the turn). Older ones (2.0.77) refuse

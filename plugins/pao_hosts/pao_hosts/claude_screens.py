@@ -64,6 +64,7 @@ BLOCKERS: tuple[Blocker, ...] = (
         ("Quick safety check", "Yes, I trust this folder", "Do you trust the files"),
         "Claude Code asks whether to trust the folder: answer the dialog yourself, or `pao trust DIR` first; if pao "
         "pre-seeded it, check ~/.claude.json is writable and CLAUDE_CONFIG_DIR is the same for pao and the agent",
+        state="waiting",  # a question the user answers, as a permission prompt is: not something to fix
     ),
     Blocker(
         "api-key",

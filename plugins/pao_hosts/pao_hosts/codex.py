@@ -217,7 +217,7 @@ SCREEN = RuleDetector(
     hosts=(NAME,),
     rules=(
         ScreenRule(
-            "blocked",
+            "waiting",
             [r"Trust this folder\?", r"1\. Trust and continue"],
             "Codex asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is CODEX_HOME the same?)",
         ),

@@ -179,7 +179,7 @@ SCREEN = RuleDetector(
     hosts=(NAME,),
     rules=(
         ScreenRule(
-            "blocked",
+            "waiting",
             [r"Do you trust the files in this folder\?"],
             "Gemini CLI asks whether to trust the folder: answer it yourself, or `pao trust DIR` first (if pao pre-seeded it: is GEMINI_CLI_HOME the same?)",
         ),

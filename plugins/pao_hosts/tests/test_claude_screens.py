@@ -19,7 +19,7 @@ EXPECTED: dict[str, tuple[str | None, str | None]] = {
     # case: (state, a phrase of the reason)
     "ready": ("ready", None),
     "ready-typed": ("ready", None),
-    "trust": ("blocked", "trust the folder"),
+    "trust": ("waiting", "trust the folder"),
     "bypass-warning": ("blocked", "Bypass Permissions warning"),
     "api-key": ("blocked", "your consent"),
     "mcp-server": ("blocked", "mcp_approval"),

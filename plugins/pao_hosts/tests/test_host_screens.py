@@ -24,7 +24,7 @@ EXPECTED = {
         "nudge-pasted": ("unknown", None),
         "working": ("busy", "working"),
         "ready-after-turn": ("ready", None),
-        "trust-dialog": ("blocked", "trust the folder"),
+        "trust-dialog": ("waiting", "trust the folder"),
         "sign-in": ("blocked", "sign-in"),
     },
     "gemini": {
@@ -33,7 +33,7 @@ EXPECTED = {
         "nudge-pasted": ("unknown", None),
         "working": ("busy", "working"),
         "ready-after-turn": ("ready", None),
-        "trust-dialog": ("blocked", "trust the folder"),
+        "trust-dialog": ("waiting", "trust the folder"),
         "auth-dialog": ("blocked", "how to sign in"),
         "key-dialog": ("blocked", "GEMINI_API_KEY"),
     },
@@ -73,7 +73,7 @@ def test_a_host_detector_ignores_the_other_hosts_screens(host: str, other: str) 
 
 
 def test_a_dialog_wins_over_a_ready_looking_prompt() -> None:
-    """A trust question drawn over a screen that still shows the composer reads blocked."""
+    """A trust question drawn over a screen that still shows the composer reads waiting."""
     ready = (SCREENS / "codex" / "ready.txt").read_text(encoding="utf-8")
     dialog = (SCREENS / "codex" / "trust-dialog.txt").read_text(encoding="utf-8")
-    assert _reader("codex").classify(ready + dialog).state == "blocked"
+    assert _reader("codex").classify(ready + dialog).state == "waiting"

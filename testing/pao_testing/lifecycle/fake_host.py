@@ -74,7 +74,7 @@ class FakeDetector(ReadinessDetector):
 
     def classify(self, screen: str) -> ScreenVerdict | None:
         if "Do you trust the files" in screen:
-            return ScreenVerdict("blocked", "the agent asks whether to trust the folder; answer it in the window")
+            return ScreenVerdict("waiting", "the agent asks whether to trust the folder; answer it in the window")
         if "esc to interrupt" in screen:
             return ScreenVerdict("busy")
         if _READY.search(screen.replace("\r", "")):
