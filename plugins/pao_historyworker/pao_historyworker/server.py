@@ -19,6 +19,7 @@ import hmac
 import json
 import socket
 import sqlite3
+import sys
 import threading
 import uuid
 from http import HTTPStatus
@@ -84,6 +85,12 @@ class HistoryServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up mid-answer is no fault of the server's; anything else is one line, not a traceback."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            sys.stderr.write(f"pao: history server: {type(error).__name__}: {error}\n")
 
     def allowed_hosts(self) -> set[str]:
         """``Host`` values naming this server: its address and port (localhost names when on loopback)."""

@@ -220,3 +220,20 @@ def test_json_rpc_errors_follow_the_spec(server: tuple[str, int, str], body: byt
     assert status == 200 and answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["code"] == code
     assert _post(port, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers)[1] == {"jsonrpc": "2.0", "id": 2,
                                                                                    "result": {}}
+
+
+def test_a_client_that_hangs_up_leaves_no_traceback_and_other_errors_one_line(tmp_path: Path, capfd) -> None:
+    from pao_historyworker.server import HistoryServer
+
+    server = HistoryServer(("127.0.0.1", 0), tmp_path / "index.db", token=None)
+    try:
+        for error in (BrokenPipeError(32, "Broken pipe"), ValueError("odd request")):
+            try:
+                raise error
+            except Exception:
+                server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Broken pipe" not in err
+    assert err == "pao: history server: ValueError: odd request\n"
