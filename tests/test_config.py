@@ -156,6 +156,8 @@ def test_help_version_and_config_path_work_with_a_broken_file(pao_config_file: P
     assert (where.returncode, where.stdout) == (0, f"{pao_config_file}\n")
     data = json.loads(pao("config", "--path", "--json").stdout)
     assert data["path"] == str(pao_config_file) and data["exists"] is True
+    completion = pao("completion", "bash")  # the script runs pao later, when the file may be fixed
+    assert (completion.returncode, completion.stderr) == (0, "") and "_ARGCOMPLETE" in completion.stdout
 
 
 def test_missing_config_named_by_env_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
