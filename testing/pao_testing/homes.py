@@ -65,7 +65,7 @@ def run_pao_here(*args: str, env: Mapping[str, str] | None = None,
     ``env`` as the whole environment when given. For a test's set-up and checks where the process is not what the
     test is about (a separate process costs the interpreter's and the plugins' start-up, a second or so for a
     store's first write); keep :func:`run_pao` where the process boundary, its exit or its imports are the point."""
-    from pao_core.cli import main
+    from pao_core.cli import main  # the CLI and its plugins load when a test first runs pao here
 
     out, err = io.StringIO(), io.StringIO()
     with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
