@@ -6,10 +6,13 @@ A test folder's conftest imports them (``from pao_testing.homes import isolated_
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator, Mapping
 
 import pytest
 
@@ -54,6 +57,52 @@ def run_pao(*args: str, env: dict[str, str] | None = None, input: str | None = N
         [sys.executable, "-m", "pao_core", *args],
         capture_output=True, text=True, env=full_env, input=input, timeout=timeout,
     )
+
+
+def run_pao_here(*args: str, env: Mapping[str, str] | None = None,
+                 input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``pao ARGS`` in this process: ``main(argv)`` with the plugins installed here (their entry points), and
+    ``env`` as the whole environment when given. For a test's set-up and checks where the process is not what the
+    test is about (a separate process costs the interpreter's and the plugins' start-up, a second or so for a
+    store's first write); keep :func:`run_pao` where the process boundary, its exit or its imports are the point."""
+    from pao_core.cli import main  # the CLI and its plugins load when a test first runs pao here
+
+    out, err = io.StringIO(), io.StringIO()
+    with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            _stdin(input or ""):
+        try:
+            code = main(list(args))
+        except SystemExit as leaving:  # argparse's --help, --version and usage errors end so
+            code = leaving.code if isinstance(leaving.code, int) else int(leaving.code is not None)
+    return subprocess.CompletedProcess(["pao", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    """``env`` as ``os.environ`` meanwhile, and plugins loaded for it (``PAO_LOAD_PLUGINS``...) and not kept."""
+    if env is None:
+        yield
+        return
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    reset_plugins()
+    try:
+        yield
+    finally:
+        reset_plugins()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _stdin(text: str) -> Iterator[None]:
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text)
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 @pytest.fixture

@@ -303,11 +303,13 @@ def _descendants(root: int) -> list[int]:
 
 
 def _pids_of(uid: int) -> list[int]:
+    """The live processes of ``uid``: not a zombie, which has ended already and holds nothing (one whose parent
+    went first waits for init to reap it, in some containers a second or two later)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
+            with contextlib.suppress(OSError, IndexError):
+                if entry.stat().st_uid == uid and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
                     pids.append(int(entry.name))
     return pids
 
