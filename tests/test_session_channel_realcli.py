@@ -129,11 +129,10 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     assert idle["state_source"] == "hooks" and idle["session_id"] == session
     assert idle["delivery"]["channel"] == "--append-system-prompt-file" and idle["delivery"]["receipt"]
 
-    anthropic_stub.delay = 15.0  # long enough to see busy on a loaded machine
-    run("send", "w", "now count the gadgets")
-    busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
-    assert busy["state_source"] == "hooks"
-    anthropic_stub.delay = 0.0
+    with anthropic_stub.holding():  # the turn stays busy until seen so, however loaded the machine
+        run("send", "w", "now count the gadgets")
+        busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
+        assert busy["state_source"] == "hooks"
     until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)
     events = [json.loads(line) for line in Path(spawned["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
     names = [event["event"]["hook_event_name"] for event in events]
