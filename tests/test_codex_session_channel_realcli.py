@@ -98,11 +98,10 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
             assert idle["state_source"] == "hooks" and idle["delivery"]["receipt"]
             _assert_reported_through_hooks(idle, record, home)
 
-            stub.delay = 15.0  # long enough to see busy on a loaded machine
-            pao("send", record["name"], "now count the retries")
-            busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
-            assert busy["state_source"] == "hooks"
-            stub.delay = 0.0
+            with stub.holding():  # the turn stays busy until seen so, however loaded the machine
+                pao("send", record["name"], "now count the retries")
+                busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
+                assert busy["state_source"] == "hooks"
             until(status, lambda s: s["observed"]["state"] == "ready", timeout=90)
         finally:
             subprocess.run([sys.executable, str(RUNNER), "kill", "fix-billing-exporter-retries"], env=env, capture_output=True,

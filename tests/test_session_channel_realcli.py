@@ -3,7 +3,7 @@ events through ``--settings`` hooks, the task as the first prompt, the session i
 
 Each test runs ``pao`` as a separate process (the pao-notes backend reading
 ``~/notes.md``, the pao-tmux driver on a private socket) against the loopback
-Messages stub, once per pinned CLI version, inside a loopback-only namespace when root.
+Messages stub (the hook tests once per pinned CLI version), inside a loopback-only namespace when root.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux
 from pao_testing.hostrun import until
 
-pytestmark = [pytest.mark.realcli,
-              pytest.mark.every_claude_pin("the pins take --settings hooks differently (2.0.77 refuses StopFailure)")]
+pytestmark = pytest.mark.realcli
+HOOKS_DIFFER = pytest.mark.every_claude_pin("the pins take --settings hooks differently (2.0.77 refuses StopFailure)")
 RUN_PAO = str(Path(__file__).with_name("hosts_support") / "pao_with_notes.py")
 SECRET = "ENV-SECRET-7f3a9c"
 AT_FORMS = ("*@.env*", "**@.env**", "_@.env_", "[a](b)@.env", "@.env", "@./.env")
@@ -71,6 +71,7 @@ def _conversation_with(stub: AnthropicStub, text: str, timeout: float = 90.0):
     return found
 
 
+@HOOKS_DIFFER
 def test_two_agents_in_one_folder_each_get_their_own_briefing_and_the_folder_stays_clean(
     run, claude_home: Path, anthropic_stub: AnthropicStub, tmp_path: Path
 ) -> None:
@@ -107,6 +108,7 @@ def test_two_agents_in_one_folder_each_get_their_own_briefing_and_the_folder_sta
     assert _snapshot(folder) == before
 
 
+@HOOKS_DIFFER
 def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     run, claude_home: Path, anthropic_stub: AnthropicStub, tmp_path: Path
 ) -> None:
@@ -129,11 +131,10 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     assert idle["state_source"] == "hooks" and idle["session_id"] == session
     assert idle["delivery"]["channel"] == "--append-system-prompt-file" and idle["delivery"]["receipt"]
 
-    anthropic_stub.delay = 15.0  # long enough to see busy on a loaded machine
-    run("send", "w", "now count the gadgets")
-    busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
-    assert busy["state_source"] == "hooks"
-    anthropic_stub.delay = 0.0
+    with anthropic_stub.holding():  # the turn stays busy until seen so, however loaded the machine
+        run("send", "w", "now count the gadgets")
+        busy = until(status, lambda s: s["observed"]["state"] == "busy", timeout=30)
+        assert busy["state_source"] == "hooks"
     until(status, lambda s: s["observed"]["state"] == "ready", timeout=60)
     events = [json.loads(line) for line in Path(spawned["extra"]["agent_dir"], "events.jsonl").read_text().splitlines()]
     names = [event["event"]["hook_event_name"] for event in events]
@@ -143,6 +144,7 @@ def test_state_follows_hook_events_and_the_session_id_is_pao_s(
     assert shown[0]["last_event"].startswith("Stop ") and shown[0]["last_event"].endswith(" ago"), shown
 
 
+# git worktrees are pao's own, alike under both pins: the newest runs it
 def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_path: Path) -> None:
     folder = _git_folder(tmp_path / "repo")
     before = _snapshot(folder)
@@ -164,6 +166,7 @@ def test_worktree_agent_and_kill_clean(run, anthropic_stub: AnthropicStub, tmp_p
     assert "pao/tidy" not in branches, "the agent committed nothing: its empty branch goes with the worktree"
 
 
+@HOOKS_DIFFER
 def test_a_permission_prompt_makes_the_agent_waiting_from_its_notification_hook(
     run, anthropic_stub: AnthropicStub, tmp_path: Path
 ) -> None:

@@ -4,8 +4,8 @@ Coding-agent CLIs under test point ``ANTHROPIC_BASE_URL`` here. The stub answers
 ``HEAD /`` (a connectivity probe), streams a short SSE reply to
 ``POST /v1/messages`` (or a JSON message when the request does not ask for a
 stream), answers ``count_tokens``, and records each request so a test can prove
-what reached the model's context. ``delay`` holds each reply back (for the
-agent's busy screen); a user message containing ``tool_trigger`` is answered with
+what reached the model's context. ``holding()`` (or ``delay``) holds replies back
+(to see the agent busy); a user message containing ``tool_trigger`` is answered with
 a ``tool_use`` of ``tool_call`` (for the agent's permission menu, or to call an MCP
 tool: a ``ToolSearch`` for it first when the CLI defers its schema). The server
 itself is :class:`~pao_testing.loopback_stub.LoopbackStub`.

@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, ClassVar, Iterable, Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -102,6 +103,11 @@ class LoopbackStub:
     requests: list[RecordedRequest] = attrs.field(factory=list)
     _server: ThreadingHTTPServer | None = attrs.field(default=None, repr=False)
     _changed: threading.Condition = attrs.field(factory=threading.Condition, repr=False)
+    _released: threading.Event = attrs.field(factory=threading.Event, repr=False)
+    _hold_limit: float = attrs.field(default=0.0, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._released.set()
 
     @property
     def url(self) -> str:
@@ -112,8 +118,25 @@ class LoopbackStub:
         raise NotImplementedError
 
     def holds_back(self, request: RecordedRequest) -> bool:
-        """Whether ``delay`` holds back the reply to ``request`` (by default: every POST)."""
+        """Whether ``holding`` and ``delay`` hold back the reply to ``request`` (by default: every POST)."""
         return request.method == "POST"
+
+    @contextmanager
+    def holding(self, limit: float = 120.0) -> Iterator[None]:
+        """Hold back the replies ``holds_back`` picks until the block ends (at most ``limit`` s each): the agent
+        stays busy exactly as long as the test needs to see it, and answers as soon as the block is left."""
+        self._hold_limit = limit
+        self._released.clear()
+        try:
+            yield
+        finally:
+            self._released.set()
+
+    def hold(self, request: RecordedRequest) -> None:
+        """Keep the reply to ``request`` back while :meth:`holding`, then for ``delay`` s (if ``holds_back`` it)."""
+        if self.holds_back(request):
+            self._released.wait(self._hold_limit)
+            time.sleep(self.delay)
 
     def start(self) -> LoopbackStub:
         self._server = _QuietServer((self.host, self.port), _handler_for(self))
@@ -172,8 +195,7 @@ def _handler_for(stub: LoopbackStub) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             request = stub.request_type(self.command, self.path, dict(self.headers.items()), body, time.time())
             stub.record(request)
-            if stub.delay and stub.holds_back(request):
-                time.sleep(stub.delay)
+            stub.hold(request)
             reply = stub.respond(request)
             self.send_response(reply.status)
             self.send_header("content-type", reply.content_type)
