@@ -86,6 +86,7 @@ class Plugins:
     _loading: threading.RLock = attrs.field(factory=threading.RLock, repr=False)
     _pending: dict[str, dict[str, Any]] = attrs.field(factory=dict, repr=False)
     _order: dict[str, int] = attrs.field(factory=dict, repr=False)
+    _index_written: list[Any] = attrs.field(factory=list, repr=False)  # where and under what key, once per process
 
     def __attrs_post_init__(self) -> None:
         self.manager = IsolatingManager(ENTRY_POINT_GROUP, self.record_failure)
@@ -273,9 +274,12 @@ def indexed_plugins(environ: Mapping[str, str], index: dict[str, Any] | None = N
 
 def save_index(plugins: Plugins, config: PaoConfig, environ: Mapping[str, str] | None = None) -> None:
     """After a complete load, write the plugin index the next runs start from (not when anything failed)."""
-    catalog = catalog_of(plugins, config)
+    environ = os.environ if environ is None else environ
+    written = [plugin_index.cache_file(), plugin_index.index_key(environ)]
+    catalog = None if plugins._index_written == written and os.path.exists(written[0]) else catalog_of(plugins, config)
     if catalog is not None:
-        plugin_index.write_index(os.environ if environ is None else environ, catalog)
+        plugin_index.write_index(environ, catalog)
+        plugins._index_written = written
 
 
 def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
