@@ -14,7 +14,7 @@ Every figure is in seconds from the moment before ``pao spawn`` is started (its 
   records the time and ``exec``s the real one (beside a copy of its ``package.json``, so pao reads its version).
 - ``event NAME``: when each event first reached the agent's event log (polled every 5 ms: the hooks' own
   ``at`` keeps whole seconds).
-- ``first request``: the first Messages request at the stub; ``task at the model``: the first conversation
+- ``first request``: the first Messages request at the stub after the CLI started; ``task at the model``: the first conversation
   request carrying the task (what ``benches/cao_session_bench.py`` times as launch).
 
 **Spawn overhead** is ``cli exec``: what pao adds before the CLI can start at all (argv to the CLI's process
@@ -40,7 +40,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benches"))
 
+from cao_session_bench import runs_and_version  # noqa: E402
 from pao_testing.anthropic_stub import AnthropicStub  # noqa: E402
 from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, rerun_isolated, seed_home  # noqa: E402
 
@@ -116,7 +118,7 @@ def spawn_once(env: dict[str, str], stub: AnthropicStub, exec_log: Path, base: P
         figures["cli exec"] = started_cli[0] - started
     figures.update(step_times(done.stderr, figures.get("cli exec")))
     figures.update({key: at - started for key, at in watch.first.items()})
-    requests = [r for r in stub.messages() if r.received_at >= started]
+    requests = [r for r in stub.messages() if r.received_at >= started + figures.get("cli exec", 0.0)]  # this CLI's
     if requests:
         figures["first request"] = requests[0].received_at - started
     if found is not None:
@@ -210,19 +212,9 @@ def report(version: str, spawns: list[dict[str, float]], bare: list[float | None
     }
 
 
-def _arguments(argv: list[str]) -> tuple[int, str]:
-    version = "2.1.332"
-    if "--claude" in argv:
-        at = argv.index("--claude")
-        version = argv[at + 1]
-        argv = argv[:at] + argv[at + 2:]
-    numbers = [arg for arg in argv if arg != "--json"]
-    return (int(numbers[0]) if numbers else 3), version
-
-
 if __name__ == "__main__":
     code = rerun_isolated(__file__, sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    json.dump(main(*_arguments(sys.argv[1:])), sys.stdout, indent=2)
+    json.dump(main(*runs_and_version(sys.argv[1:], default=3)), sys.stdout, indent=2)
     print()

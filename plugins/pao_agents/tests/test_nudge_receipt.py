@@ -43,15 +43,22 @@ def write_event(log: Path, prompt: str) -> None:
                                  "at": int(time.time())}) + "\n")
 
 
-def test_a_nudge_the_cli_reports_is_confirmed(pane, tmp_path: Path) -> None:
-    driver, target, _ = pane
+def _reported_after(tmp_path: Path, submit) -> tuple[str, dict]:
+    """``submit(extra)``'s words while the CLI's hook reports the prompt 0.3 s in."""
     log = tmp_path / "events.jsonl"
     log.write_text("")
     extra = {"events": True, "agent_dir": str(tmp_path)}
     hook = threading.Timer(0.3, write_event, (log, TEXT))
     hook.start()
-    said = nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time(), timeout=5)
+    said = submit(extra)
     hook.join()
+    return said, extra
+
+
+def test_a_nudge_the_cli_reports_is_confirmed(pane, tmp_path: Path) -> None:
+    driver, target, _ = pane
+    said, extra = _reported_after(tmp_path, lambda extra: nudge_receipt(driver, target, "Enter", extra, "rx", TEXT,
+                                                                        time.time(), timeout=5))
     assert said == "submitted, confirmed by its CLI" and extra["nudge_receipt"] is not None
 
 
@@ -105,13 +112,8 @@ def _lines(presses: Path, count: int) -> list[str]:
 
 def test_a_task_submitted_at_once_is_pasted_and_entered_without_reading_the_screen(pane, tmp_path: Path) -> None:
     driver, target, presses = pane
-    log = tmp_path / "events.jsonl"
-    log.write_text("")
-    extra = {"events": True, "agent_dir": str(tmp_path)}
-    hook = threading.Timer(0.3, write_event, (log, TEXT))
-    hook.start()
-    said = submit_at_once(_Blind(driver), target, "Enter", extra, "rx", TEXT, timeout=5, first=3)
-    hook.join()
+    said, extra = _reported_after(tmp_path, lambda extra: submit_at_once(_Blind(driver), target, "Enter", extra, "rx",
+                                                                         TEXT, timeout=5, first=3))
     assert said == "submitted, confirmed by its CLI" and extra["nudge_receipt"] is not None
     assert _lines(presses, 1) == [TEXT]  # the paste, then the key: one line, the text whole
 
