@@ -281,14 +281,15 @@ def main(rounds: int, version: str) -> dict[str, object]:
     }
 
 
-def _arguments(argv: list[str]) -> tuple[int, str]:
+def runs_and_version(argv: list[str], default: int = 7) -> tuple[int, str]:
+    """A Claude Code bench's arguments: ``[RUNS] [--claude VERSION] [--json]``."""
     version = "2.1.332"
     if "--claude" in argv:
         at = argv.index("--claude")
         version = argv[at + 1]
         argv = argv[:at] + argv[at + 2:]
     numbers = [arg for arg in argv if arg != "--json"]
-    return (int(numbers[0]) if numbers else 7), version
+    return (int(numbers[0]) if numbers else default), version
 
 
 if __name__ == "__main__":
@@ -296,5 +297,5 @@ if __name__ == "__main__":
     code = rerun_isolated(__file__, sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    json.dump(main(*_arguments(sys.argv[1:])), sys.stdout, indent=2)
+    json.dump(main(*runs_and_version(sys.argv[1:])), sys.stdout, indent=2)
     print()

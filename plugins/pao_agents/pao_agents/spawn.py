@@ -16,7 +16,7 @@ from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
 from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
 from pao_agents.conversation import send_text
-from pao_agents.receipt import nudge_receipt
+from pao_agents.receipt import nudge_receipt, submit_at_once
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
@@ -32,6 +32,7 @@ from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
+    from pao_agents.readiness import ScreenReader
     from pao_core.config import PaoConfig
     from pao_agents.spec.contracts import HostAgent, RegistryStore, TerminalDriver
     from pao_core.plugins import Plugins
@@ -182,14 +183,22 @@ class _Underway:
             self.extra["waiting_for"] = ready.verdict.reason
             return "waiting"
         if request.nudge and not request.prompt:
-            if self.held:  # bounded: past it the task goes anyway and pao says so
-                self.extra["mcp_listed"] = mcpwait.await_tools_listed(str(request.agent_dir), request.name)
-            text, since = host_agent.nudge(request, briefing_file), time.time()
-            send_text(driver, self.target, text, submit_key=host_agent.submit_key, reader=reader, name=request.name)
-            self.clock.done("7 nudge", nudge_receipt(driver, self.target, host_agent.submit_key, self.extra,
-                                                     request.name, text, since))
+            self.clock.done("7 nudge", self.nudge(reader, host_agent.nudge(request, briefing_file)))
             return "busy"
         return "busy" if request.prompt else "ready"
+
+    def nudge(self, reader: ScreenReader, text: str) -> str:
+        """The task, typed: a held one (see pao_agents.mcpwait) once the CLI has pao's tools, pasted and submitted at
+        once and confirmed by the CLI's own receipt; any other through the screen, then that receipt."""
+        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
+        key = host_agent.submit_key
+        if self.held:  # bounded: past it the task goes anyway and pao says so
+            self.extra["mcp_listed"] = mcpwait.await_tools_listed(str(request.agent_dir), request.name)
+            if self.extra.get("events"):
+                return submit_at_once(driver, self.target, key, self.extra, request.name, text)
+        since = time.time()
+        send_text(driver, self.target, text, submit_key=key, reader=reader, name=request.name)
+        return nudge_receipt(driver, self.target, key, self.extra, request.name, text, since)
 
     def register(self, record: AgentRecord, state: str, briefing: Briefing) -> AgentRecord:
         """The registration completes: until here the record only held the name."""
