@@ -6,6 +6,7 @@ and ``broadcast``. Nothing here sleeps for a fixed time where the screen can con
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from pao_agents.readiness import ScreenReader, wait_for
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
 
 PASTE_TIMEOUT = 10.0
 SUBMIT_TIMEOUT = 3.0
+# A terminal UI draws a paste over several frames, and Gemini CLI reads an Enter that comes close behind a paste as a
+# newline in its input: the key is pressed once the screen has stood still this long (a spinner never stands still:
+# at most SETTLE_WAIT).
+SETTLE = 0.1
+SETTLE_WAIT = 0.5
 PLACEHOLDER = "[Pasted text #"
 _MARKER_CHARS = 24
 
@@ -43,6 +49,18 @@ def _chars_after(screen: str, marker: str) -> int | None:
     return None if index < 0 else len(flat) - index - len(marker)
 
 
+def _settled(driver: TerminalDriver, target: str, screen: str, timeout: float) -> str:
+    """The screen once it has stood still for ``SETTLE`` (as last read, at ``timeout``)."""
+    last = [screen, time.monotonic()]
+
+    def still(now_screen: str) -> bool:
+        if now_screen != last[0]:
+            last[:] = [now_screen, time.monotonic()]
+        return time.monotonic() - last[1] >= SETTLE
+
+    return wait_for(driver, target, still, timeout) or last[0]
+
+
 def send_text(
     driver: TerminalDriver,
     target: str,
@@ -57,9 +75,10 @@ def send_text(
     """Paste ``text``, wait until the input shows it, press the submit key, confirm it was taken.
 
     Shown: one more occurrence of the text's tail (or of a ``[Pasted text #N``
-    placeholder) than before the paste. Taken: an idle agent starts showing activity
-    (busy or waiting), or the text left the input (it vanished or moved up, away from
-    the bottom). The key is pressed a second time, once, if the first press changed nothing.
+    placeholder) than before the paste, on a screen that has stopped changing. Taken: an
+    idle agent starts showing activity (busy or waiting), or the text left the input (it
+    vanished or moved up, away from the bottom). The key is pressed a second time, once,
+    if the first press changed nothing.
     """
     reject_control(text, "the text", allow_newlines=True)
     if not text.strip():
@@ -76,6 +95,8 @@ def send_text(
     shown = wait_for(driver, target, is_shown, paste_timeout)
     if shown is None:
         raise SendFailed(f"{name} did not show the pasted text within {paste_timeout:.0f} s; nothing was submitted")
+    settled = _settled(driver, target, shown, min(paste_timeout, SETTLE_WAIT))
+    shown = settled if is_shown(settled) else shown
     probe = marker if marker in _squash(shown) else _squash(PLACEHOLDER)
     position = _chars_after(shown, probe)
     active = ("busy", "waiting")
