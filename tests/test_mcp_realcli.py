@@ -274,12 +274,19 @@ def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes
             assert done.returncode == 0, f"pao {' '.join(args)}: {done.stderr}"
             return done
 
-        def tool_result_with(text: str) -> None:
-            if stub.wait_for(lambda r: text in _function_responses(r.body), 240) is None:
+        def tool_result_with(text: str, folder: Path) -> None:
+            """Wait for the tool result of the agent working in ``folder`` (its requests name it): it must hold
+            ``text``; a result without it fails at once."""
+            workspace = json.dumps(os.path.realpath(folder))[1:-1]  # as its requests spell it (Workspace Directories)
+            answered = stub.wait_for(lambda r: workspace in json.dumps(r.body) and _function_responses(r.body) != "[]",
+                                     240)
+            if answered is None or text not in _function_responses(answered.body):
                 screens = account.run_remote(["sh", "-c", f"for p in $(tmux -L {socket} list-panes -a -F '#{{pane_id}}');"
                                                          f" do tmux -L {socket} capture-pane -p -t $p; done"], env=env)
-                raise AssertionError(f"no tool result with {text}: {[_function_responses(r.body) for r in stub.requests]}"
-                                     f"; the agents' screens:\n{screens.stdout}")
+                got = "none (its screen shows whether its task was submitted)" if answered is None else \
+                    _function_responses(answered.body)
+                raise AssertionError(f"the agent in {folder.name} got no tool result with {text}: {got}; "
+                                     f"the agents' screens:\n{screens.stdout}")
 
         assert account.run_remote(["id", "-u"]).stdout.strip() != "0"
         pao("memory", "add", "billing exporter", f"the retry ledger is {marker}.csv")
@@ -295,7 +302,7 @@ def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes
             assert "pao: this Gemini CLI session has no pao MCP tools: Gemini CLI reads a system settings file only " \
                    "when root owns it" in spawned.stderr
             assert not list((account.home / ".local" / "share" / "pao").rglob("gemini-system-defaults.json"))
-            tool_result_with(marker)  # the user's own registration of pao mcp answered
+            tool_result_with(marker, account.home / "billing")  # the user's own registration of pao mcp answered
         finally:
             if record.get("pid"):
                 with contextlib.suppress(ProcessLookupError):
