@@ -31,10 +31,15 @@ PARAPHRASE = "the ferry app crashes on old handsets"
 CRASH_RELEASE = "obs:ferrypass Play Console#3"
 """Only the vectors find it for PARAPHRASE (plugins/pao_postgres/tests/test_longterm_semantic.py)."""
 NOT_ON_THE_BRIEF_PATH = ("numpy", "cattrs.preconf.json", "pao_hosts", "pao_agents.registry", "pao_agents.lifecycle",
-                         "pao_tmux", "pao_machines", "pao_monitor", "pao_eval", "psycopg", "libtmux", "requests", "mcp")
+                         "pao_tmux", "pao_machines", "pao_monitor", "pao_eval", "psycopg", "libtmux", "requests", "mcp",
+                         "pao_historyworker.commands", "pao_postgres.commands")
 """Modules whose import a ``pao brief`` process pays for nothing (issue 31: the whole process <= 10x ``python -c
-pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, and no plugin but the
-memory stores' and the briefing sections' is loaded."""
+pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, no plugin but the
+memory stores' and the briefing sections' is loaded, and of those not the modules of their own commands."""
+NOT_IN_THE_HELPER = ("attr", "attrs", "cattrs", "pluggy", "hashlib", "_hashlib", "pao_core.models", "pao_core.config")
+"""What the helper never imports, neither before its fork nor for its vectors: each would delay the first vector,
+which a ``pao brief`` waits for (issue 31): pao's records and configuration are the parent's, and OpenSSL's hashes
+serve only batches' vector cache."""
 SQL = "SELECT rowid, vector FROM vectors ORDER BY rowid"
 TEXTS = ("The ferry app crashed on Android 8 phones, so the release was halted.",
          "Timetables are cached for offline use on the boat.",
@@ -95,6 +100,8 @@ def test_no_helper_for_help_or_when_the_configuration_turns_semantic_search_off(
 SCRIPT = textwrap.dedent("""
     import json, os, signal, sys, time
     from pao_embeddings import ahead, similar
+    def modules():  # sent to the helper (it runs this script's __main__ too: forked from it)
+        return sorted(sys.modules)
     store, case, topic, how = sys.argv[1:]
     ahead.before_brief(["brief", topic], "longterm", "PAO_NO_SUCH_URL")
     pid = ahead._helper.pid
@@ -112,8 +119,9 @@ SCRIPT = textwrap.dedent("""
     search = similar.nearest if how == "at once" else lambda *args, **kwargs: similar.nearest_soon(*args, **kwargs)()
     found = search(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
                    sql="SELECT nothing FROM nowhere" if case == "unreadable" else %r)
+    helper_modules = ahead.run(modules, time.monotonic() + 30) if case == "alive" else []
     print(json.dumps({"found": found, "numpy": "numpy" in sys.modules, "helper": ahead.running(), "pid": pid,
-                      "seconds": time.monotonic() - started}))
+                      "seconds": time.monotonic() - started, "helper_modules": helper_modules}))
 """ % (SQL, SQL))
 
 
@@ -152,6 +160,10 @@ def test_the_helper_answers_what_a_search_here_answers(python, store: Path, how:
 
     assert answer["found"] == in_this_process(store) and answer["found"][0][0] == 1
     assert answer["numpy"] is False and answer["helper"] is True
+    assert "numpy" in answer["helper_modules"], "the helper's own modules were not listed"
+    needless = sorted(name for name in answer["helper_modules"]
+                      if name in NOT_IN_THE_HELPER or name.split(".")[0] in NOT_IN_THE_HELPER)
+    assert not needless, f"the helper imported what delays its first vector: {needless}"
 
 
 @pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread
