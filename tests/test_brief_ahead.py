@@ -190,3 +190,34 @@ def test_a_late_helper_costs_the_vectors_and_is_reaped(python, store: Path, how:
     assert answer["seconds"] < 30
     with pytest.raises(ProcessLookupError):
         os.kill(answer["pid"], 0)
+
+
+CLOSED = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from pao_embeddings import ahead
+    ahead.before_brief(["brief", "the ferry app"], "longterm", "PAO_NO_SUCH_URL")
+    pid = ahead._helper.pid
+    if sys.argv[1] == "longterm":
+        from pao_postgres.backend import LongtermBackend
+        from pao_postgres.options import LongtermOptions
+        backend = LongtermBackend("longterm", LongtermOptions(), Path(sys.argv[2]))
+    else:
+        from pao_historyworker.backend import HistoryBackend
+        from pao_historyworker.options import HistoryOptions
+        backend = HistoryBackend(HistoryOptions(), Path(sys.argv[2]))
+    backend.close()
+    waited = time.monotonic() + 10
+    while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < waited:  # gone at once, not at exit
+        time.sleep(0.01)
+    print(time.monotonic() < waited)
+    ahead.end()  # what pao's exit does: the helper is reaped already
+""")
+
+
+@pytest.mark.parametrize("store", ["longterm", "history"])
+def test_closing_a_store_ends_the_helper_before_pao_exits(python, tmp_path: Path, store: str) -> None:
+    done = python("-c", CLOSED, store, str(tmp_path))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True", "the helper outlived the stores' close step"
