@@ -2,13 +2,17 @@
 
     .venv/bin/python benches/architecture.py [--json]
 
-- **pao_core production lines**: ``wc -l`` over ``pao_core/**/*.py`` (the budget is 3,671, a
+- **pao_core production lines**: ``wc -l`` over ``pao_core/**/*.py`` (the budget is 3,588, a
   ratchet: issue 29 moved the agent side's contracts, records, options, hooks, errors and locked JSON
   edits to ``pao_agents.spec``, 4,139 -> 3,670; issue 30's start-up features (``--json`` errors, "did you
   mean", strict values, completion, doctor's deadline) and the guard on ``PAO_HOME`` added 33; one reader of
   the installed version instead of two took 2 off; one structure-or-error helper for config's four tables and one list
   of registered plugins for ``describe`` and the index took 22; one loop over the plugins'
-  tables, whose mapping check the core structure already made, took 8; the target, 3,600, is still open).
+  tables, whose mapping check the core structure already made, took 8; attrs' own bound validators, fusion
+  reading ``[briefing]``'s options instead of a copy of them, ``brief --json`` built from the records' fields,
+  one registration of a loaded plugin, one importer of ``module:attr`` names, one way for a command to take a
+  broken file, a constant nobody read, and the topic-words helper moved to the one plugin that uses it took 82:
+  3,588, under the target of 3,600).
 - **import cycles**: groups of modules of this repository (``pao_core``, each plugin,
   ``pao_testing``) that import each other, directly or through others, counting every
   import statement: module level, inside a function, and under ``if TYPE_CHECKING:`` (a
@@ -31,7 +35,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = [ROOT, *sorted((ROOT / "plugins").glob("*")), ROOT / "testing"]
-LINE_BUDGET = 3670
+LINE_BUDGET = 3588
 
 
 def modules() -> dict[str, Path]:

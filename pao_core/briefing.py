@@ -115,7 +115,7 @@ def compose(
     """Fuse, rank and budget the items, render the sections (for a session with MCP ``servers``), hash the result."""
     options = config.briefing
     generated_at = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
-    fused = fusion.fuse(results, fusion.FusionOptions.from_config(options))
+    fused = fusion.fuse(results, options)
     sections = resolve_sections(plugins.briefing_sections(config))
     reserve = len(footer("", generated_at))
     rendered: dict[int, tuple[str, list[str]]] = {}

@@ -177,7 +177,7 @@ def _run(argv: list[str]) -> int:
     func = getattr(args, "func", None)
     if not func:
         return _usage(parser)
-    if getattr(func, "tolerates_config_error", False):
+    if getattr(args, "tolerates_config_error", False):  # its parser says it works with a broken file
         args.config_error = config_error
     elif config_error is not None:
         raise config_error

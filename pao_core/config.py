@@ -28,26 +28,8 @@ from pao_core.tables import PLUGIN_TABLES, ConfigTable
 
 T = TypeVar("T")
 
-def positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
-    """attrs validator: the value must be greater than zero."""
-    if value <= 0:
-        raise ValueError(f"{attribute.name}: must be greater than 0, not {value!r}")
-
-
-def at_least(minimum: float) -> Any:
-    """attrs validator: the value must be at least ``minimum``."""
-
-    def check(instance: object, attribute: attrs.Attribute, value: float) -> None:
-        if value < minimum:
-            raise ValueError(f"{attribute.name}: must be at least {minimum}, not {value!r}")
-
-    return check
-
-
-def share(instance: object, attribute: attrs.Attribute, value: float) -> None:
-    """attrs validator: a share between 0 and 1."""
-    if not 0 <= value <= 1:
-        raise ValueError(f"{attribute.name}: must be between 0 and 1, not {value!r}")
+SHARE = attrs.validators.and_(attrs.validators.ge(0), attrs.validators.le(1))
+"""attrs validator: a share between 0 and 1 (attrs' own, as for every bound: "'name' must be <= 1: 1.5")."""
 
 _SECRET_KEY = re.compile(r"(password|secret|token|api_?key|auth|webhook$)", re.IGNORECASE)
 """Keys whose values `pao config` never shows ([notify] webhook: its path or topic is the secret)."""
@@ -59,8 +41,8 @@ MIN_BUDGET_CHARS = 400
 
 @attrs.frozen
 class GatherOptions:
-    deadline: float = attrs.field(default=2.0, validator=positive)
-    limit: int = attrs.field(default=20, validator=at_least(1))
+    deadline: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
+    limit: int = attrs.field(default=20, validator=attrs.validators.ge(1))
 
 
 @attrs.frozen
@@ -71,15 +53,15 @@ class BriefingOptions:
     ``relative_floor`` drops items below that share of their backend's best score.
     """
 
-    budget_chars: int = attrs.field(default=6000, validator=at_least(MIN_BUDGET_CHARS))
+    budget_chars: int = attrs.field(default=6000, validator=attrs.validators.ge(MIN_BUDGET_CHARS))
     filename: str = "CONTEXT_BRIEFING.md"
-    max_items: int = attrs.field(default=12, validator=at_least(1))
-    item_chars: int = attrs.field(default=600, validator=at_least(1))
-    rrf_k: int = attrs.field(default=60, validator=at_least(0))
+    max_items: int = attrs.field(default=12, validator=attrs.validators.ge(1))
+    item_chars: int = attrs.field(default=600, validator=attrs.validators.ge(1))
+    rrf_k: int = attrs.field(default=60, validator=attrs.validators.ge(0))
     floors: Mapping[str, float] = attrs.field(factory=dict)
-    relative_floor: float = attrs.field(default=0.0, validator=share)
-    duplicate_similarity: float = attrs.field(default=0.5, validator=share)
-    agent_items: int = attrs.field(default=3, validator=at_least(0))  # facts agents wrote, per briefing
+    relative_floor: float = attrs.field(default=0.0, validator=SHARE)
+    duplicate_similarity: float = attrs.field(default=0.5, validator=SHARE)
+    agent_items: int = attrs.field(default=3, validator=attrs.validators.ge(0))  # facts agents wrote, per briefing
 
 
 @attrs.frozen

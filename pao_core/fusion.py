@@ -35,29 +35,6 @@ _MONTHS = {m: i for i, m in enumerate("january february march april may june jul
 _MONTH_DATE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 
 
-@attrs.frozen
-class FusionOptions:
-    """How fusion ranks and cuts; see ``[briefing]`` in the configuration."""
-
-    rrf_k: int = 60
-    max_items: int = 12
-    floors: Mapping[str, float] = attrs.field(factory=dict)
-    relative_floor: float = 0.0
-    duplicate_similarity: float = 0.5
-    agent_items: int = 3
-
-    @classmethod
-    def from_config(cls, options: BriefingOptions) -> FusionOptions:
-        return cls(
-            rrf_k=options.rrf_k,
-            max_items=options.max_items,
-            floors=dict(options.floors),
-            relative_floor=options.relative_floor,
-            duplicate_similarity=options.duplicate_similarity,
-            agent_items=options.agent_items,
-        )
-
-
 @functools.lru_cache(maxsize=8192)
 def tokens(text: str) -> frozenset[str]:
     """Content words of ``text``: lower-cased, function words dropped, plural ``s`` folded."""
@@ -89,7 +66,7 @@ def text_date(text: str, *, leading: bool = False) -> dt.date | None:
     return min(candidates)[1] if candidates else None
 
 
-def apply_floors(results: Mapping[str, BackendResult], options: FusionOptions) -> dict[str, list[MemoryItem]]:
+def apply_floors(results: Mapping[str, BackendResult], options: BriefingOptions) -> dict[str, list[MemoryItem]]:
     """Each answering backend's items that pass its floors, in the backend's order."""
     kept: dict[str, list[MemoryItem]] = {}
     for name, result in results.items():
@@ -223,8 +200,8 @@ def order_superseded(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     return result
 
 
-def fuse(results: Mapping[str, BackendResult], options: FusionOptions) -> tuple[MemoryItem, ...]:
-    """Floors, rank fusion, near-duplicate removal, supersession and the item cap."""
+def fuse(results: Mapping[str, BackendResult], options: BriefingOptions) -> tuple[MemoryItem, ...]:
+    """Floors, rank fusion, near-duplicate removal, supersession and the item cap, as ``[briefing]`` sets them."""
     ranked = by_tier(reciprocal_rank(apply_floors(results, options), options.rrf_k))
     unique = drop_near_duplicates(ranked, options.duplicate_similarity)
     return tuple(by_tier(order_superseded(unique), options.agent_items)[: options.max_items])

@@ -20,7 +20,7 @@ import importlib
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import attrs
 
@@ -179,13 +179,19 @@ class Plugins:
                     self.manager.register(plugin, name=name)
                     continue
                 entry = self._pending.pop(name)
-                try:
-                    self.manager.register(plugin_index.load_object(entry["value"]), name=name)
-                except Exception as exc:  # a broken plugin is reported, the rest still load
-                    self.manager.set_blocked(name)
-                    self.failures.append(PluginFailure(name, "load", describe(exc)))
-                    continue
-                self.sources[name] = PluginSource(entry["distribution"], entry["version"], entry["default"], entry["value"])
+                self.register_loaded(name, functools.partial(plugin_index.load_object, entry["value"]),
+                                     PluginSource(entry["distribution"], entry["version"], entry["default"], entry["value"]))
+
+    def register_loaded(self, name: str, load: Callable[[], object], source: PluginSource) -> None:
+        """Register what ``load()`` imports as plugin ``name`` from ``source``; a plugin that fails to load is
+        recorded and blocked, and the rest still load."""
+        try:
+            self.manager.register(load(), name=name)
+        except Exception as exc:  # a broken plugin is reported, the rest still load
+            self.manager.set_blocked(name)
+            self.failures.append(PluginFailure(name, "load", describe(exc)))
+            return
+        self.sources[name] = source
 
     # -- machinery -----------------------------------------------------------------
 
@@ -250,14 +256,8 @@ def build_plugins(environ: Mapping[str, str] | None = None) -> Plugins:
             continue
         if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name):
             continue
-        try:
-            plugin = entry_point.load()
-            manager.register(plugin, name=entry_point.name)
-        except Exception as exc:  # a broken plugin is reported, the rest still load
-            manager.set_blocked(entry_point.name)
-            plugins.failures.append(PluginFailure(entry_point.name, "load", describe(exc)))
-            continue
-        plugins.sources[entry_point.name] = PluginSource(dist, dist_version, value=entry_point.value)
+        source = PluginSource(dist, dist_version, value=entry_point.value)
+        plugins.register_loaded(entry_point.name, entry_point.load, source)
     manager.check_pending()
     return plugins
 

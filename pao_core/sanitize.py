@@ -68,7 +68,6 @@ _LINE_SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
 SECRET_RULES = Path(__file__).with_name("secret_rules.toml")
 """pao's secret rules (a table covering gitleaks v8.30.1's default rules; see docs/security.md)."""
-GITLEAKS_REFERENCE = "gitleaks v8.30.1 (config/gitleaks.toml)"
 
 # After a secret name (found by keyword): the rest of the identifier, maybe a few words,
 # an assignment operator and the value: NAME=value, NAME: value, "NAME": "value", NAME => value.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Mapping
 
 import attrs
+
+from pao_core.plugin_index import load_object
 
 PLUGIN_TABLES = ("backends", "terminals", "hosts")
 """The top-level tables whose sub-tables belong to plugins."""
@@ -32,7 +33,4 @@ class ConfigTable:
             raise ValueError(f"kind {self.kind!r}: a table of {', '.join(PLUGIN_TABLES)} has a name, a top-level one none")
 
     def options_class(self) -> type:
-        if isinstance(self.options, str):
-            module, _, attr = self.options.partition(":")
-            return getattr(importlib.import_module(module), attr)
-        return self.options
+        return load_object(self.options) if isinstance(self.options, str) else self.options

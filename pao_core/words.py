@@ -48,11 +48,3 @@ def words(text: str) -> list[str]:
     """
     return [_POSSESSIVE.sub("", match.group(0)) for match in _WORD.finditer(text)]
 
-
-def content_words(text: str, *, stop: frozenset[str] = STOP_WORDS, min_length: int = 2) -> list[str]:
-    """``text``'s distinct words lower-cased, in order, without ``stop`` words or words shorter than ``min_length``."""
-    found: dict[str, None] = {}
-    for word in words(text.lower()):
-        if len(word) >= min_length and word not in stop:
-            found.setdefault(word)
-    return list(found)

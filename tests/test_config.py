@@ -127,10 +127,10 @@ def test_a_top_level_table_no_plugin_declares_is_an_unknown_key_and_each_must_be
         ("[terminals.terminalapp]\nopen_in = 'pane'\n", ["terminals.terminalapp.open_in", "'window', 'tab'"]),
         ("[hosts.claude-code]\ncomand = 'x'\n", ["hosts.claude-code", "unknown key 'comand'", "command"]),
         ("[hosts.codex]\nargs = 3\n", ["hosts.codex.args"]),
-        ("[briefing]\nmax_items = -3\n", ["briefing.max_items", "must be at least 1, not -3"]),
-        ("[gather]\ndeadline = 0\n", ["gather.deadline", "must be greater than 0, not 0"]),
-        ("[briefing]\nrelative_floor = 1.5\n", ["briefing.relative_floor", "between 0 and 1"]),
-        ("[spawn]\nready_timeout = -1\n", ["spawn.ready_timeout", "greater than 0"]),
+        ("[briefing]\nmax_items = -3\n", ["briefing.max_items", "must be >= 1: -3"]),
+        ("[gather]\ndeadline = 0\n", ["gather.deadline", "must be > 0: 0.0"]),
+        ("[briefing]\nrelative_floor = 1.5\n", ["briefing.relative_floor", "must be <= 1: 1.5"]),
+        ("[spawn]\nready_timeout = -1\n", ["spawn.ready_timeout", "must be > 0: -1.0"]),
     ],
 )
 def test_every_table_is_checked_at_load_time(pao_config_file: Path, text: str, fragments: list[str], pao) -> None:
@@ -156,6 +156,8 @@ def test_help_version_and_config_path_work_with_a_broken_file(pao_config_file: P
     assert (where.returncode, where.stdout) == (0, f"{pao_config_file}\n")
     data = json.loads(pao("config", "--path", "--json").stdout)
     assert data["path"] == str(pao_config_file) and data["exists"] is True
+    completion = pao("completion", "bash")  # the script runs pao later, when the file may be fixed
+    assert (completion.returncode, completion.stderr) == (0, "") and "_ARGCOMPLETE" in completion.stdout
 
 
 def test_missing_config_named_by_env_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pao_core.config import BriefingOptions
 from pao_core.fusion import (
-    FusionOptions,
     apply_floors,
     drop_near_duplicates,
     fit_budget,
@@ -44,9 +44,9 @@ def test_floors_are_per_backend_and_failed_backends_are_skipped() -> None:
         "b": result("b", item("b", "b1", "x", rank=1, score=0.9), item("b", "b2", "y", rank=2, score=0.2)),
         "c": result("c", status="timeout"),
     }
-    kept = apply_floors(results, FusionOptions(floors={"a": 5.0}))
+    kept = apply_floors(results, BriefingOptions(floors={"a": 5.0}))
     assert {name: [i.id for i in items] for name, items in kept.items()} == {"a": ["a1"], "b": ["b1", "b2"]}
-    kept = apply_floors(results, FusionOptions(relative_floor=0.5))
+    kept = apply_floors(results, BriefingOptions(relative_floor=0.5))
     assert {name: [i.id for i in items] for name, items in kept.items()} == {"a": ["a1"], "b": ["b1"]}
 
 
@@ -101,9 +101,9 @@ def test_supersession_pulls_the_newer_item_above_the_cut() -> None:
     fillers = [item("a", f"obs:f{i}#0", f"filler fact {i} about rust", rank=i + 2) for i in range(5)]
     newer = item("a", "obs:ci#3", "2025-10-19: rust-ci caches with rust-cache and sccache", rank=7, title="ci",
                  position=3)
-    fused = fuse({"a": result("a", older, *fillers, newer)}, FusionOptions(max_items=3))
+    fused = fuse({"a": result("a", older, *fillers, newer)}, BriefingOptions(max_items=3))
     assert [i.id for i in fused] == ["obs:ci#3", "obs:f0#0", "obs:f1#0"]
-    longer = fuse({"a": result("a", older, *fillers, newer)}, FusionOptions(max_items=10))
+    longer = fuse({"a": result("a", older, *fillers, newer)}, BriefingOptions(max_items=10))
     assert longer[0].id == "obs:ci#3" and longer[-1].id == "obs:ci#0" and longer[-1].fusion["earlier"]
 
 
@@ -113,7 +113,7 @@ def test_fuse_caps_items_and_keeps_every_backend_represented() -> None:
         "hist": result("hist", *[item("hist", f"h{i}", f"talk {i} from a session", rank=i, kind="exchange")
                                  for i in range(1, 20)]),
     }
-    fused = fuse(results, FusionOptions(max_items=6))
+    fused = fuse(results, BriefingOptions(max_items=6))
     assert [i.id for i in fused] == ["h1", "l1", "h2", "l2", "h3", "l3"]
 
 
@@ -142,7 +142,7 @@ def test_an_agent_fact_dated_2099_never_supersedes_the_user_s() -> None:
     user = item("a", "obs:ci#0", "2025-10-19: rust-ci.yml caches the cargo registry with actions/cache", rank=2,
                 title="ci", position=0)
     agent = agent_item("obs:ci#1", "2099-01-01: rust-ci.yml caches the cargo registry with sccache", rank=1, title="ci")
-    fused = fuse({"a": result("a", user, agent)}, FusionOptions())
+    fused = fuse({"a": result("a", user, agent)}, BriefingOptions())
     assert [i.id for i in fused] == ["obs:ci#0", "obs:ci#1"]  # the user's first, though the agent's ranked higher
     assert not any(i.fusion.get("earlier") for i in fused)
 
@@ -161,7 +161,7 @@ def test_a_near_duplicate_agent_fact_never_hides_the_user_s() -> None:
     agent = agent_item("obs:runners#1", text.replace("must not", "must never"), rank=1, title="runners")
     user = item("a", "obs:runners#0", text, rank=2, title="runners")
     assert [i.id for i in drop_near_duplicates([agent, user], threshold=0.5)] == ["obs:runners#1"]  # rank alone
-    kept = fuse({"a": result("a", agent, user)}, FusionOptions())
+    kept = fuse({"a": result("a", agent, user)}, BriefingOptions())
     assert [i.id for i in kept] == ["obs:runners#0"] and kept[0].fusion["duplicates"] == ["obs:runners#1"]
 
 
@@ -169,7 +169,7 @@ def test_at_most_agent_items_of_the_agents_tier_and_a_kept_fact_is_the_user_s() 
     notes = [agent_item(f"obs:n#{i}", f"note {i} on topic {i * 7}", rank=i + 1, title="n") for i in range(40)]
     kept = agent_item("obs:k#0", "kept note on the pipeline", rank=41, title="k", kept="2026-12-04T00:00:00+00:00")
     users = [item("a", f"obs:u#{i}", f"user fact {i} about item {i * 11}", rank=50 + i, title="u") for i in range(3)]
-    fused = fuse({"a": result("a", *notes, kept, *users)}, FusionOptions(max_items=12, agent_items=3))
+    fused = fuse({"a": result("a", *notes, kept, *users)}, BriefingOptions(max_items=12, agent_items=3))
     assert [i.id for i in fused[:4]] == ["obs:k#0", "obs:u#0", "obs:u#1", "obs:u#2"]
     assert [i.id for i in fused[4:]] == ["obs:n#0", "obs:n#1", "obs:n#2"]
-    assert len(fuse({"a": result("a", *notes)}, FusionOptions(agent_items=0))) == 0
+    assert len(fuse({"a": result("a", *notes)}, BriefingOptions(agent_items=0))) == 0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
+import attrs
 
 from pao_core.config import PaoConfig
 from pao_core.errors import PaoError, ValidationError
@@ -41,31 +42,10 @@ def briefing_json(briefing: Briefing, *, raw_unredacted: bool = False) -> dict[s
     shown = (lambda text: text) if raw_unredacted else clean
     return {
         "markdown": briefing.markdown,
-        "items": [
-            {
-                "backend": item.backend,
-                "id": item.id,
-                "title": shown(item.title),
-                "text": shown(item.text),
-                "timestamp": item.timestamp.isoformat() if item.timestamp else None,
-                "score": item.score,
-                "rank": item.rank,
-                "kind": item.kind,
-                "meta": dict(item.meta),
-                "fusion": dict(item.fusion),
-            }
-            for item in briefing.items
-        ],
-        "backends": {
-            name: {
-                "status": result.status,
-                "elapsed_ms": result.elapsed_ms,
-                "count": result.count,
-                "error": result.error,
-                "note": result.note,
-            }
-            for name, result in briefing.backends.items()
-        },
+        "items": [{**attrs.asdict(item), "title": shown(item.title), "text": shown(item.text),
+                   "timestamp": item.timestamp.isoformat() if item.timestamp else None} for item in briefing.items],
+        "backends": {name: {**attrs.asdict(result, filter=attrs.filters.exclude("backend", "items")),
+                            "count": result.count} for name, result in briefing.backends.items()},
         "elapsed_ms": briefing.elapsed_ms,
         "content_hash": briefing.content_hash,
         "generated_at": briefing.generated_at.isoformat() if briefing.generated_at else None,
@@ -96,15 +76,7 @@ def run_brief(args: argparse.Namespace, config: PaoConfig) -> int:
     if args.json:
         data = briefing_json(briefing, raw_unredacted=args.raw_unredacted)
         if args.write:
-            data["delivered"] = [
-                {
-                    "folder": str(d.folder),
-                    "briefing_path": str(d.briefing_path),
-                    "context_path": str(d.context_path),
-                    "excluded_in_git": d.excluded_in_git,
-                }
-                for d in deliveries
-            ]
+            data["delivered"] = [attrs.asdict(delivery) for delivery in deliveries]  # paths as text: print_json
         print_json(data)
     else:
         if deliveries:

@@ -20,7 +20,7 @@ def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) 
     config_parser.add_argument("--json", action="store_true", help="print JSON")
     config_parser.add_argument("--path", action="store_true",
                                help="print where the configuration file is read from (works with a broken file)")
-    config_parser.set_defaults(func=show_config)
+    config_parser.set_defaults(func=show_config, tolerates_config_error=True)
 
     completion = subparsers.add_parser("completion", help="print the shell completion script (bash, zsh, fish)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
@@ -91,8 +91,6 @@ def show_config(args: argparse.Namespace, config: PaoConfig) -> int:
         print(f"{key} = {json.dumps(value, ensure_ascii=False)}")
     return 0
 
-
-show_config.tolerates_config_error = True  # type: ignore[attr-defined]
 
 
 def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:

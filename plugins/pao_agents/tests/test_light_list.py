@@ -69,7 +69,7 @@ def test_a_configuration_error_is_still_said_and_a_fixed_file_is_checked_again(p
     for _ in range(2):
         broken = run("list")
         assert (broken.returncode, broken.stdout) == (2, "")
-        assert said(broken).startswith(f"pao: {pao_config_file}: briefing.max_items: must be at least 1")
+        assert said(broken).startswith(f"pao: {pao_config_file}: briefing.max_items: must be >= 1: -3")
     pao_config_file.write_text("[briefing]\nmax_items = 3\n")
     assert not light("list")  # checked in full once
     assert light("list")

@@ -27,7 +27,8 @@ from typing import Sequence
 import attrs
 
 from pao_core.models import MemoryItem
-from pao_core.words import content_words
+from pao_core.words import STOP_WORDS
+from pao_core.words import words as words_of
 from pao_embeddings.hybrid import VectorSettings, lexical_and_vectors
 from pao_historyworker.index import TOKENIZER
 from pao_historyworker.vectors import nearest_soon
@@ -61,7 +62,9 @@ class Tuning(VectorSettings):
 
 def query_words(topic: str) -> list[str]:
     """The topic's content words, lower-cased, in order, without repeats, split where FTS5's tokenizer splits."""
-    return content_words(_NOT_ALPHANUMERIC.sub(" ", topic))[:32]
+    found = dict.fromkeys(word for word in words_of(_NOT_ALPHANUMERIC.sub(" ", topic).lower())
+                          if len(word) >= 2 and word not in STOP_WORDS)
+    return list(found)[:32]
 
 
 def _phrase(word: str) -> str:

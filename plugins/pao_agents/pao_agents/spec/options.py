@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from pao_core.config import positive
 from pao_core.paths import host_name
 
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ class SpawnOptions:
     host: str = ""
     terminal: str = ""
     nudge: bool = True
-    ready_timeout: float = attrs.field(default=45.0, validator=positive)
+    ready_timeout: float = attrs.field(default=45.0, validator=attrs.validators.gt(0))
     delivery: Literal["session", "file"] = "session"
     """``session``: the host CLI's own per-session channel where it has one; ``file``: CONTEXT_BRIEFING.md in the folder."""
 
@@ -67,7 +66,7 @@ class NotifyOptions:
     command: tuple[str, ...] = attrs.field(default=(), validator=_argv_template)
     webhook: str = attrs.field(default="", validator=_webhook_url)
     webhook_style: Literal["slack", "ntfy"] = "slack"
-    timeout: float = attrs.field(default=5.0, validator=positive)
+    timeout: float = attrs.field(default=5.0, validator=attrs.validators.gt(0))
     """Seconds each channel may take (the webhook's whole request, the command, the desktop's notifier)."""
     collapse: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
 
