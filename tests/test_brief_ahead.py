@@ -31,11 +31,16 @@ PARAPHRASE = "the ferry app crashes on old handsets"
 CRASH_RELEASE = "obs:ferrypass Play Console#3"
 """Only the vectors find it for PARAPHRASE (plugins/pao_postgres/tests/test_longterm_semantic.py)."""
 NOT_ON_THE_BRIEF_PATH = ("numpy", "cattrs.preconf.json", "pao_hosts", "pao_agents.registry", "pao_agents.lifecycle",
-                         "pao_tmux", "pao_machines", "pao_monitor", "pao_eval", "psycopg", "libtmux", "requests", "mcp",
-                         "pao_historyworker.commands", "pao_postgres.commands")
+                         "pao_tmux", "pao_machines.route", "pao_machines.listing", "pao_machines.remote", "pao_monitor",
+                         "pao_eval", "psycopg", "libtmux", "requests", "mcp", "pao_historyworker.commands",
+                         "pao_postgres.commands", "pao_agents.spec.options", "pao_agents.spec.records",
+                         "pao_historyworker.transcripts")
 """Modules whose import a ``pao brief`` process pays for nothing (issue 31: the whole process <= 10x ``python -c
 pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, no plugin but the
-memory stores' and the briefing sections' is loaded, and of those not the modules of their own commands."""
+memory stores' and the briefing sections' is loaded (and pao-machines' hooks: every command asks its router first),
+and of those not the modules of their own commands, nor the agents' option tables and records (the router and the
+registry stores name them only when called), nor the history transcripts' parser (indexing reads transcripts, a
+search does not)."""
 NOT_IN_THE_HELPER = ("attr", "attrs", "cattrs", "pluggy", "hashlib", "_hashlib", "pao_core.models", "pao_core.config")
 """What the helper never imports, neither before its fork nor for its vectors: each would delay the first vector,
 which a ``pao brief`` waits for (issue 31): pao's records and configuration are the parent's, and OpenSSL's hashes
@@ -46,8 +51,15 @@ TEXTS = ("The ferry app crashed on Android 8 phones, so the release was halted."
          "Wine pairs well with roast lamb.", "Knit the sweater with a cable pattern.")
 
 
+WATCHED = ("import atexit, runpy, sys; atexit.register(lambda: print(*sys.modules, sep='\\n', file=sys.stderr)); "
+           "runpy.run_module('pao_core', run_name='__main__')")
+"""``pao ARGS`` (``python -c WATCHED ARGS``) that lists on stderr every module it imported: ``-X importtime``
+misses what ``importlib.import_module`` imports (the plugins the index loads, ``pao_agents.spec``'s names)."""
+
+
 def brief_json(pao, *args: str) -> tuple[dict, str]:
-    done = pao("-X", "importtime", "-m", "pao_core", "brief", "--json", *args)
+    pao("-c", WATCHED, "brief", "--help")  # the plugin index of this sys.path (``-c``: '', not ``-m``'s folder)
+    done = pao("-c", WATCHED, "brief", "--json", *args)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr
 
@@ -72,7 +84,7 @@ def test_the_vectors_are_ranked_in_a_helper_and_the_briefing_is_unchanged(python
     shown, imports = brief_json(python, PARAPHRASE)
 
     assert CRASH_RELEASE in [item["id"] for item in shown["items"]], "the vectors' hit is missing"
-    imported_modules = {line.split("|")[-1].strip() for line in imports.splitlines()}
+    imported_modules = set(imports.split())
     needless = [name for name in imported_modules if name.split(".")[0] in NOT_ON_THE_BRIEF_PATH or name in NOT_ON_THE_BRIEF_PATH]
     assert not needless, f"pao's process imported what brief does not need: {sorted(needless)}"
     assert shown["backends"]["longterm"]["status"] == "ok", shown["backends"]
