@@ -34,12 +34,12 @@ NOT_ON_THE_BRIEF_PATH = ("numpy", "cattrs.preconf.json", "pao_hosts", "pao_agent
                          "pao_tmux", "pao_machines.route", "pao_machines.listing", "pao_machines.remote", "pao_monitor",
                          "pao_eval", "psycopg", "libtmux", "requests", "mcp", "pao_historyworker.commands",
                          "pao_postgres.commands", "pao_agents.spec.options", "pao_agents.spec.records",
-                         "pao_historyworker.transcripts")
+                         "pao_historyworker.transcripts", "pao_agents.spec.hookspecs", "pao_agents.spec.contracts")
 """Modules whose import a ``pao brief`` process pays for nothing (issue 31: the whole process <= 10x ``python -c
 pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, no plugin but the
 memory stores' and the briefing sections' is loaded (and pao-machines' hooks: every command asks its router first),
-and of those not the modules of their own commands, nor the agents' option tables and records (the router and the
-registry stores name them only when called), nor the history transcripts' parser (indexing reads transcripts, a
+and of those not the modules of their own commands, nor the agents' hooks, contracts, option tables and records
+(added or named only when an agent hook is called), nor the history transcripts' parser (indexing reads transcripts, a
 search does not)."""
 NOT_IN_THE_HELPER = ("attr", "attrs", "cattrs", "pluggy", "hashlib", "_hashlib", "pao_core.models", "pao_core.config")
 """What the helper never imports, neither before its fork nor for its vectors: each would delay the first vector,

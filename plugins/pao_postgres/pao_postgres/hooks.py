@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.tables import ConfigTable
-from pao_agents.spec import RegistryStore
 from pao_core.hookspecs import hookimpl
 from pao_postgres import BACKEND_NAME
 
 if TYPE_CHECKING:
+    from pao_agents.spec import RegistryStore
     from pao_core.config import PaoConfig
     from pao_postgres.backend import LongtermBackend
     from pao_postgres.options import LongtermOptions
