@@ -121,7 +121,7 @@ class Plugins:
         if only is None:
             self._hook("pao_add_commands")(subparsers=subparsers, config=config)
         else:
-            self.load(only=only)
+            self.load("pao_add_commands", only=only)
             self.manager.subset_hook_caller("pao_add_commands", self._others(only))(subparsers=subparsers, config=config)
 
     def command_routers(self, config: PaoConfig) -> list[CommandRouter]:
@@ -162,8 +162,8 @@ class Plugins:
         ones again after it, so each hook's implementations keep a complete load's order.
         """
         with self._loading:
-            if hook != "pao_addhooks":  # the hooks plugins add are known before any of them is called
-                self.load("pao_addhooks")
+            if getattr(getattr(self.manager.hook, hook or "", None), "spec", None) is None:  # a hook a plugin adds
+                self.load("pao_addhooks")  # (or all of them): its specification is added before it is called
             wanted = [name for name, entry in self._pending.items()
                       if (only is None or name == only) and (hook is None or hook in entry["hooks"])]
             if not wanted:

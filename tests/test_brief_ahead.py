@@ -31,18 +31,35 @@ PARAPHRASE = "the ferry app crashes on old handsets"
 CRASH_RELEASE = "obs:ferrypass Play Console#3"
 """Only the vectors find it for PARAPHRASE (plugins/pao_postgres/tests/test_longterm_semantic.py)."""
 NOT_ON_THE_BRIEF_PATH = ("numpy", "cattrs.preconf.json", "pao_hosts", "pao_agents.registry", "pao_agents.lifecycle",
-                         "pao_tmux", "pao_machines", "pao_monitor", "pao_eval", "psycopg", "libtmux", "requests", "mcp")
+                         "pao_tmux", "pao_machines.route", "pao_machines.listing", "pao_machines.remote", "pao_monitor",
+                         "pao_eval", "psycopg", "libtmux", "requests", "mcp", "pao_historyworker.commands",
+                         "pao_postgres.commands", "pao_agents.spec.options", "pao_agents.spec.records",
+                         "pao_historyworker.transcripts", "pao_agents.spec.hookspecs", "pao_agents.spec.contracts")
 """Modules whose import a ``pao brief`` process pays for nothing (issue 31: the whole process <= 10x ``python -c
-pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, and no plugin but the
-memory stores' and the briefing sections' is loaded."""
+pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, no plugin but the
+memory stores' and the briefing sections' is loaded (and pao-machines' hooks: every command asks its router first),
+and of those not the modules of their own commands, nor the agents' hooks, contracts, option tables and records
+(added or named only when an agent hook is called), nor the history transcripts' parser (indexing reads transcripts, a
+search does not)."""
+NOT_IN_THE_HELPER = ("attr", "attrs", "cattrs", "pluggy", "hashlib", "_hashlib", "pao_core.models", "pao_core.config")
+"""What the helper never imports, neither before its fork nor for its vectors: each would delay the first vector,
+which a ``pao brief`` waits for (issue 31): pao's records and configuration are the parent's, and OpenSSL's hashes
+serve only batches' vector cache."""
 SQL = "SELECT rowid, vector FROM vectors ORDER BY rowid"
 TEXTS = ("The ferry app crashed on Android 8 phones, so the release was halted.",
          "Timetables are cached for offline use on the boat.",
          "Wine pairs well with roast lamb.", "Knit the sweater with a cable pattern.")
 
 
+WATCHED = ("import atexit, runpy, sys; atexit.register(lambda: print(*sys.modules, sep='\\n', file=sys.stderr)); "
+           "runpy.run_module('pao_core', run_name='__main__')")
+"""``pao ARGS`` (``python -c WATCHED ARGS``) that lists on stderr every module it imported: ``-X importtime``
+misses what ``importlib.import_module`` imports (the plugins the index loads, ``pao_agents.spec``'s names)."""
+
+
 def brief_json(pao, *args: str) -> tuple[dict, str]:
-    done = pao("-X", "importtime", "-m", "pao_core", "brief", "--json", *args)
+    pao("-c", WATCHED, "brief", "--help")  # the plugin index of this sys.path (``-c``: '', not ``-m``'s folder)
+    done = pao("-c", WATCHED, "brief", "--json", *args)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr
 
@@ -67,7 +84,7 @@ def test_the_vectors_are_ranked_in_a_helper_and_the_briefing_is_unchanged(python
     shown, imports = brief_json(python, PARAPHRASE)
 
     assert CRASH_RELEASE in [item["id"] for item in shown["items"]], "the vectors' hit is missing"
-    imported_modules = {line.split("|")[-1].strip() for line in imports.splitlines()}
+    imported_modules = set(imports.split())
     needless = [name for name in imported_modules if name.split(".")[0] in NOT_ON_THE_BRIEF_PATH or name in NOT_ON_THE_BRIEF_PATH]
     assert not needless, f"pao's process imported what brief does not need: {sorted(needless)}"
     assert shown["backends"]["longterm"]["status"] == "ok", shown["backends"]
@@ -95,6 +112,8 @@ def test_no_helper_for_help_or_when_the_configuration_turns_semantic_search_off(
 SCRIPT = textwrap.dedent("""
     import json, os, signal, sys, time
     from pao_embeddings import ahead, similar
+    def modules():  # sent to the helper (it runs this script's __main__ too: forked from it)
+        return sorted(sys.modules)
     store, case, topic, how = sys.argv[1:]
     ahead.before_brief(["brief", topic], "longterm", "PAO_NO_SUCH_URL")
     pid = ahead._helper.pid
@@ -112,8 +131,9 @@ SCRIPT = textwrap.dedent("""
     search = similar.nearest if how == "at once" else lambda *args, **kwargs: similar.nearest_soon(*args, **kwargs)()
     found = search(store, "1", not_here, topic, floor=0.0, limit=3, deadline=started + (1.0 if case == "late" else 60),
                    sql="SELECT nothing FROM nowhere" if case == "unreadable" else %r)
+    helper_modules = ahead.run(modules, time.monotonic() + 30) if case == "alive" else []
     print(json.dumps({"found": found, "numpy": "numpy" in sys.modules, "helper": ahead.running(), "pid": pid,
-                      "seconds": time.monotonic() - started}))
+                      "seconds": time.monotonic() - started, "helper_modules": helper_modules}))
 """ % (SQL, SQL))
 
 
@@ -152,6 +172,10 @@ def test_the_helper_answers_what_a_search_here_answers(python, store: Path, how:
 
     assert answer["found"] == in_this_process(store) and answer["found"][0][0] == 1
     assert answer["numpy"] is False and answer["helper"] is True
+    assert "numpy" in answer["helper_modules"], "the helper's own modules were not listed"
+    needless = sorted(name for name in answer["helper_modules"]
+                      if name in NOT_IN_THE_HELPER or name.split(".")[0] in NOT_IN_THE_HELPER)
+    assert not needless, f"the helper imported what delays its first vector: {needless}"
 
 
 @pytest.mark.parametrize("how", ["at once", "soon"])  # similar.nearest, or nearest_soon's thread
@@ -178,3 +202,34 @@ def test_a_late_helper_costs_the_vectors_and_is_reaped(python, store: Path, how:
     assert answer["seconds"] < 30
     with pytest.raises(ProcessLookupError):
         os.kill(answer["pid"], 0)
+
+
+CLOSED = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from pao_embeddings import ahead
+    ahead.before_brief(["brief", "the ferry app"], "longterm", "PAO_NO_SUCH_URL")
+    pid = ahead._helper.pid
+    if sys.argv[1] == "longterm":
+        from pao_postgres.backend import LongtermBackend
+        from pao_postgres.options import LongtermOptions
+        backend = LongtermBackend("longterm", LongtermOptions(), Path(sys.argv[2]))
+    else:
+        from pao_historyworker.backend import HistoryBackend
+        from pao_historyworker.options import HistoryOptions
+        backend = HistoryBackend(HistoryOptions(), Path(sys.argv[2]))
+    backend.close()
+    waited = time.monotonic() + 10
+    while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < waited:  # gone at once, not at exit
+        time.sleep(0.01)
+    print(time.monotonic() < waited)
+    ahead.end()  # what pao's exit does: the helper is reaped already
+""")
+
+
+@pytest.mark.parametrize("store", ["longterm", "history"])
+def test_closing_a_store_ends_the_helper_before_pao_exits(python, tmp_path: Path, store: str) -> None:
+    done = python("-c", CLOSED, store, str(tmp_path))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True", "the helper outlived the stores' close step"

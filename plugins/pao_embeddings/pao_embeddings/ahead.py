@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -46,8 +47,6 @@ def before_brief(argv: Sequence[str], table: str, url_variable: str) -> None:
     global _helper
     if _helper is not None or "-h" in argv or "--help" in argv or not searches_here(table, url_variable):
         return  # (the command's help searches no store)
-    import attrs  # noqa: F401  (the model's module needs it in the helper, pao right after: imported once, before the fork)
-
     from pao_agents.spec import helper  # the helper machinery pao spawn uses: only a process that forks one loads it
 
     likely_topics = [arg.strip() for arg in argv if not arg.startswith("-")][1:1 + LIKELY_TOPICS]
@@ -68,13 +67,16 @@ def searches_here(table: str, url_variable: str) -> bool:
 
 @functools.cache
 def _backends() -> dict[str, Any]:
-    import tomllib  # what pao's configuration loads next anyway
-
-    from pao_core.paths import config_path  # (as above)
+    from pao_core.paths import config_path  # the standard library and platformdirs: imported already
 
     try:
         with open(config_path(), "rb") as stream:
-            backends = tomllib.load(stream).get("backends")
+            text = stream.read()
+        if b"backends" not in text:  # no table to read: the helper starts without waiting for tomllib's import
+            return {}
+        import tomllib  # what pao's configuration loads next anyway
+
+        backends = tomllib.loads(text.decode("utf-8")).get("backends")
     except (OSError, ValueError):  # none, or broken: pao says so once it loads it
         return {}
     return backends if isinstance(backends, dict) else {}
@@ -106,6 +108,19 @@ def run(work: Callable[[], Any], deadline: float) -> Any:
         return work() if sent is None else sent.result(max(0.0, deadline - time.monotonic()))
     finally:
         _one_order_at_a_time.release()
+
+
+def stop() -> None:
+    """Kill the helper now without waiting (a store's close step: the briefing's searches are done, nothing more is
+    sent to it); :func:`end` reaps it at exit. Tearing down its numpy and mapped weights takes the kernel 5-20 ms,
+    which then overlaps pao's composing and printing the briefing instead of following them."""
+    helper = _helper
+    pid = None if helper is None else helper.pid
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)  # our child, not reaped yet: its pid cannot be another process's
+        except ProcessLookupError:
+            pass
 
 
 def end() -> None:

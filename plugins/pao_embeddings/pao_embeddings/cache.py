@@ -11,7 +11,6 @@ it. Any failure of the cache (locked, full disk, corrupt) costs only the time sa
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 from array import array
@@ -20,6 +19,8 @@ from typing import Iterable, Sequence
 
 
 def key(ids: Sequence[int]) -> bytes:
+    import hashlib  # batches only: the encoder of one topic (pao brief's helper) never needs OpenSSL loaded
+
     return hashlib.blake2b(array("I", ids).tobytes(), digest_size=16).digest()
 
 

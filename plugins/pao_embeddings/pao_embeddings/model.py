@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
-import attrs
-
 from pao_core.waiting import Late, bounded
 from pao_embeddings.bert import forward, prepare
 
@@ -161,16 +159,19 @@ def _write_prepared(source: Path, data: Path, layout: Path) -> None:
             raise
 
 
-@attrs.define
 class Encoder:
-    """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions."""
+    """all-MiniLM-L6-v2: ``encode(texts)`` gives unit-length float32 vectors of 384 dimensions.
 
-    weights: dict[str, np.ndarray] = attrs.field(repr=False)
-    tokenizer: WordPiece = attrs.field(repr=False)
-    cache: VectorCache | None = attrs.field(default=None, repr=False)
-    _threads: ThreadpoolController | None = attrs.field(default=None, init=False, repr=False)
-    _one_at_a_time: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
-    _recent: dict[str, np.ndarray] = attrs.field(factory=dict, init=False, repr=False)
+    A plain class, not attrs: ``pao brief``'s helper (:mod:`pao_embeddings.ahead`) imports this module
+    right after its fork, and importing attrs there would delay its first vector by about 20 ms."""
+
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: WordPiece, cache: VectorCache | None = None) -> None:
+        self.weights = weights
+        self.tokenizer = tokenizer
+        self.cache = cache
+        self._threads: ThreadpoolController | None = None
+        self._one_at_a_time = threading.Lock()
+        self._recent: dict[str, np.ndarray] = {}
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Encoder:

@@ -8,9 +8,7 @@ import functools
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
-
-import attrs
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from pao_core.waiting import start
 from pao_embeddings import ahead, model
@@ -19,9 +17,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-@attrs.frozen
-class Matrix:
-    """A store's vectors as one (rows x 384) float32 matrix, with each row's key."""
+class Matrix(NamedTuple):
+    """A store's vectors as one (rows x 384) float32 matrix, with each row's key (no attrs: see ``model.Encoder``)."""
 
     generation: str
     keys: np.ndarray

@@ -12,6 +12,7 @@ import attrs
 
 from pao_core.contracts import MemoryBackend
 from pao_core.models import SearchResults
+from pao_embeddings.ahead import stop as stop_vector_helper
 from pao_historyworker.index import HistoryIndexError, connect, stats
 from pao_historyworker.options import HistoryOptions
 from pao_historyworker.search import Tuning, search
@@ -110,6 +111,10 @@ class HistoryBackend(MemoryBackend):
             return
         if files_left or (self.options.semantic and later.embeddings_available()):
             later.embed_later(self.name, ["history", "index", "--embed"], self.home)
+
+    def close(self) -> None:
+        """The close step: ``pao brief``'s vector helper, if one runs, is done with (its searches are)."""
+        stop_vector_helper()
 
     def local_files(self) -> list[Path]:
         """The local index file (none when a server is configured), for ``pao doctor``."""

@@ -9,7 +9,6 @@ from pao_core.config import PaoConfig
 from pao_core.contracts import MemoryBackend
 from pao_core.tables import ConfigTable
 from pao_core.hookspecs import hookimpl
-from pao_historyworker.commands import add_history_commands, load_corpus
 from pao_historyworker.options import BACKEND_NAME, HistoryOptions
 
 
@@ -33,11 +32,15 @@ def pao_ahead(command: str) -> list[str]:
 
 @hookimpl
 def pao_add_commands(subparsers: argparse._SubParsersAction, config: PaoConfig) -> None:
+    from pao_historyworker.commands import add_history_commands  # the history commands: not for pao brief
+
     add_history_commands(subparsers)
 
 
 @hookimpl
 def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
+    from pao_historyworker.commands import load_corpus  # pao eval's loading: not for pao brief
+
     return load_corpus(corpus, config)
 
 

@@ -18,15 +18,17 @@ import sqlite3
 import time
 from stat import S_ISREG
 from pathlib import Path
-from typing import Callable, ContextManager, Iterable
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterable
 
 import attrs
 
 from pao_embeddings import model as embeddings
 from pao_embeddings.similar import retrieval_mode
 from pao_historyworker.meta import bump_generation, meta_value
-from pao_historyworker.transcripts import Exchange, read_exchanges
 from pao_historyworker.vectors import RECIPE, EmbedReport, embed_missing
+
+if TYPE_CHECKING:
+    from pao_historyworker.transcripts import Exchange
 
 SCHEMA_VERSION = "1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -217,6 +219,8 @@ def index_file(conn: sqlite3.Connection, key: str, stamp: Stamp, row: tuple | No
     exchange on): ``(exchanges, lines, malformed lines)``, or None when it is unreadable."""
     grown = _grown(row, stamp)
     start, counted, prior_lines, prior_malformed = (row[5], row[4], row[6], row[7]) if grown and row else (0, 0, 0, 0)
+    from pao_historyworker.transcripts import read_exchanges  # the transcripts' parser: not for a search (pao brief)
+
     try:
         result = read_exchanges(Path(key), start, counted)
     except OSError:

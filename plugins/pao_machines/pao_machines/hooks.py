@@ -12,8 +12,6 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pao_agents.spec import machine_name
-from pao_agents.spec import host_agents
 from pao_core.contracts import CommandRouter
 from pao_core.errors import ValidationError
 from pao_core.hookspecs import hookimpl
@@ -48,6 +46,8 @@ class MachineRouter(CommandRouter):
 
     def observe(self, records: Sequence[AgentRecord], config: PaoConfig) -> dict[str, dict[str, Any]]:
         """Each of ``records`` on another machine as ``pao list`` shows it: its machine asked now."""
+        from pao_agents.spec import machine_name  # the [machine] table's class: not for every command's router
+
         if _here_only or all(record.machine in ("", machine_name(config)) for record in records):
             return {}
         from pao_machines.listing import remote_rows  # ssh: only when an agent runs on another machine
@@ -168,7 +168,7 @@ def run_version(args: argparse.Namespace, config: PaoConfig) -> int:
     import subprocess  # not needed until this runs: start-up stays light
     from importlib.metadata import version  # not needed until this runs: start-up stays light
 
-    from pao_agents.spec import Agents  # not needed until this runs: start-up stays light
+    from pao_agents.spec import Agents, host_agents, machine_name  # not needed until this runs: start-up stays light
 
     tmux = shutil.which("tmux")
     report = {

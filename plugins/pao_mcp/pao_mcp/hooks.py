@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.plugins import load_config
 from pao_core.hookspecs import hookimpl
-from pao_agents.spec import McpServer
 from pao_core.plugins import get_plugins, reset_plugins
 from pao_mcp import SERVER_NAME
 from pao_mcp.options import add_options
 
 if TYPE_CHECKING:
+    from pao_agents.spec import McpServer
     from pao_core.config import PaoConfig
     from pao_core.contracts import BriefingSection
     from pao_agents.spec import SpawnRequest
@@ -53,6 +53,8 @@ def pao_session_mcp_servers(config: PaoConfig, request: SpawnRequest) -> list[Mc
     files = {ENV_FILE: json.dumps(variables, indent=2) + "\n"} if variables else {}
     if files:
         args += ["--env-file", os.path.join(env["PAO_HOME"], "agents", request.name, ENV_FILE)]
+    from pao_agents.spec import McpServer  # the agents' contracts: a spawn's, not pao brief's
+
     return [McpServer(SERVER_NAME, sys.executable, tuple(args), env, files, TOOLS)]
 
 

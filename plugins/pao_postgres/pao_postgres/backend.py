@@ -14,6 +14,7 @@ import attrs
 
 from pao_core.contracts import WritableMemory
 from pao_core.models import SearchResults
+from pao_embeddings.ahead import stop as stop_vector_helper
 from pao_postgres.errors import LongtermError
 from pao_postgres.options import LongtermOptions, memory_file
 from pao_postgres.searcher.provenance import attach
@@ -100,6 +101,7 @@ class LongtermBackend(WritableMemory):
         if self._store is not None:
             self._store.close()
         close_reading(self.options)
+        stop_vector_helper()
 
     def local_files(self) -> list[Path]:
         """The embedded store's file (none when the store is a PostgreSQL server), for ``pao doctor``."""

@@ -7,14 +7,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_agents.spec import machine_name, registry_options
 from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.tables import ConfigTable
-from pao_agents.spec import RegistryStore
 from pao_core.hookspecs import hookimpl
 from pao_postgres import BACKEND_NAME
 
 if TYPE_CHECKING:
+    from pao_agents.spec import RegistryStore
     from pao_core.config import PaoConfig
     from pao_postgres.backend import LongtermBackend
     from pao_postgres.options import LongtermOptions
@@ -56,6 +55,7 @@ def pao_load_corpus(corpus: Path, config: PaoConfig) -> str | None:
 
 @agent_hookimpl
 def pao_registry_stores(config: PaoConfig) -> list[RegistryStore]:
+    from pao_agents.spec import machine_name, registry_options  # the agents' option tables: not for pao brief
     from pao_postgres.registry import PostgresRegistry  # the registry store: only when a registry is opened
 
     return [PostgresRegistry(registry_options(config).url, machine_name(config))]
