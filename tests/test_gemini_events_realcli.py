@@ -60,7 +60,15 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
             assert record["extra"]["events"] == "hooks (system-defaults file)"
             assert record["extra"]["agent_dir"] == str(root / "pao" / "agents" / "gem")
 
-            until(lambda: _notified(argv_log, "finished"), bool, timeout=90)  # AfterAgent
+            agent = root / "pao" / "agents" / "gem"
+            try:
+                until(lambda: _notified(argv_log, "finished"), bool, timeout=90)  # AfterAgent
+            except AssertionError:
+                screen = subprocess.run(["tmux", "-L", socket, "capture-pane", "-p", "-t", record["target"]],
+                                        capture_output=True, text=True).stdout
+                pytest.fail(f"no finished turn notified; spawn said {spawned.stderr!r}; {sorted(os.listdir(agent))}; "
+                            f"events {_text(agent / 'events.jsonl')!r}; notify.log {_text(agent / 'notify.log')!r}; "
+                            f"screen:\n{screen}")
             sent = _pao(env, "send", "gem", "RUN-IT now")  # confirmed by Gemini's BeforeAgent event
             assert sent.returncode == 0, sent.stderr
             asked = until(lambda: _notified(argv_log, "waiting"), bool, timeout=60)  # the ToolPermission Notification
@@ -81,6 +89,10 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
                 _end_group(record["pid"])  # Gemini CLI outlives the hang-up
             _pao(env, "kill", "gem", timeout=30)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else "(none)"
 
 
 def _state(env: dict[str, str]) -> str:

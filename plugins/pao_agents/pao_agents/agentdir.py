@@ -130,7 +130,8 @@ def append_command(log: Path, *, from_argument: bool = False) -> str:
     line = "'{\"event\":%s,\"at\":%s}\\n'"
     target = shlex.quote(os.path.abspath(log))
     lock = shlex.quote(os.path.join(os.path.dirname(os.path.abspath(log)), LOCK_FILE))
-    append = f'printf {line} "${{e:-null}}" "$(date +%s)" >> {target}'
+    # ${e:=null}, not ${e:-null}: Gemini CLI expands ${NAME:-default} in its settings files before it runs a hook
+    append = f'printf {line} "${{e:=null}}" "$(date +%s)" >> {target}'
     # under the log's lock where flock(1) exists (a trim then never loses the line); without it, or the lock, unlocked
     return (f'umask 077; cd / || exit 0; PATH={SYSTEM_PATH}; e=$({source}); {bound}; '
             f'{{ flock -w {LOCK_WAIT:g} 9; {append}; }} 9>>{lock} 2>/dev/null || {append}')
