@@ -39,13 +39,13 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
     assert case.binary is not None and case.binary.exists(), f"{case.binary} is missing: run scripts/setup --test"
     with root_private_dir("gemini-events-") as root, case.make_stub() as stub:
         home, folder = root / "user", root / "billing"
-        home.mkdir()
-        folder.mkdir()
+        home.mkdir(), folder.mkdir()
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
         script, argv_log = argv_recorder(root)
         (root / "config.toml").write_text(
             f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
-        stub.tool_trigger = "RUN-IT"  # answered with a run_shell_command call: Gemini asks before running it
+        stub.tool_trigger = "RUN-IT"  # answered with a shell call that writes: Gemini asks before running it
+        stub.tool_call = ("run_shell_command", {"command": "touch pao-stub-file"})
         socket = f"pao-test-{os.getpid()}-gemini-events"
         env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PAO_", "GEMINI_"))},
                "HOME": str(home), **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts",
@@ -61,25 +61,29 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
             assert record["extra"]["agent_dir"] == str(root / "pao" / "agents" / "gem")
 
             agent = root / "pao" / "agents" / "gem"
-            try:
-                until(lambda: _notified(argv_log, "finished"), bool, timeout=90)  # AfterAgent
-            except AssertionError:
-                screen = subprocess.run(["tmux", "-L", socket, "capture-pane", "-p", "-t", record["target"]],
-                                        capture_output=True, text=True).stdout
-                pytest.fail(f"no finished turn notified; spawn said {spawned.stderr!r}; {sorted(os.listdir(agent))}; "
-                            f"events {_text(agent / 'events.jsonl')!r}; notify.log {_text(agent / 'notify.log')!r}; "
-                            f"screen:\n{screen}")
+
+            def notified(state: str, count: int = 1) -> list[list[str]]:
+                try:
+                    return until(lambda: _notified(argv_log, state), lambda runs: len(runs) >= count, timeout=90)
+                except AssertionError:
+                    screen = subprocess.run(["tmux", "-L", socket, "capture-pane", "-p", "-t", record["target"]],
+                                            capture_output=True, text=True).stdout
+                    pytest.fail(f"no {state} notified; {sorted(os.listdir(agent))}; events "
+                                f"{_text(agent / 'events.jsonl')!r}; notify.log {_text(agent / 'notify.log')!r}; "
+                                f"screen:\n{screen}")
+
+            notified("finished")  # AfterAgent
             sent = _pao(env, "send", "gem", "RUN-IT now")  # confirmed by Gemini's BeforeAgent event
             assert sent.returncode == 0, sent.stderr
-            asked = until(lambda: _notified(argv_log, "waiting"), bool, timeout=60)  # the ToolPermission Notification
-            assert asked[0][0] == "gem" and "true" in asked[0][2], asked
+            asked = notified("waiting")  # the ToolPermission Notification
+            assert asked[0][0] == "gem" and "requires execution" in asked[0][2], asked  # its message
 
-            target = record["target"]
+            target = record["target"].rpartition(":")[2]  # the pane ("SESSION:%N")
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)  # allows it once
-            until(lambda: _notified(argv_log, "finished"), lambda runs: len(runs) == 2, timeout=60)  # the tool ran
+            notified("finished", 2)  # the tool ran, the turn ended
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "-l", "/quit"], check=True)
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)
-            until(lambda: _notified(argv_log, "dead"), bool, timeout=30)  # SessionEnd
+            notified("dead")  # SessionEnd
             assert _state(env) == "dead"
             events = [json.loads(line)["event"]["hook_event_name"]
                       for line in (root / "pao" / "agents" / "gem" / "events.jsonl").read_text().splitlines()]
