@@ -43,7 +43,7 @@ TOOLS = {"claude-code": ("Bash", {"command": "touch pao-stub-file", "description
          "gemini": ("run_shell_command", {"command": "touch pao-stub-file"})}
 TRIGGER = "please use the tool"
 
-# case -> (label, reason part, stub: ok|slow|tool|ask|400|refused, preseed, prompt, wait for: event name or screen text)
+# case -> (label, reason part, stub: ok|slow|tool|ask|400|refused|nokey (no credentials), preseed, prompt, wait for: event name or screen text)
 CASES: dict[str, tuple[str, str | None, str, bool, str | None, str]] = {
     "ready-after-turn": ("ready", None, "ok", True, "say hi", "event:Stop|event:AfterAgent|screen:Ready."),
     "busy": ("busy", None, "slow", True, "think hard", "event:UserPromptSubmit|screen:esc to"),
@@ -54,8 +54,10 @@ CASES: dict[str, tuple[str, str | None, str, bool, str | None, str]] = {
     "waiting-trust": ("waiting", "trust", "ok", False, None, "screen:trust"),
     "idle-prompt": ("ready", None, "ok", True, "say hi", "event:Notification"),
     "hooks-off-busy": ("busy", None, "slow", True, "think hard", "screen:esc to"),
+    "blocked-login": ("blocked", None, "nokey", True, None, "screen:~blocked"),
 }
-ONLY_FOR = {"waiting-question": {"claude-code"}, "idle-prompt": {"claude-code"}, "hooks-off-busy": {"claude-code"}}
+ONLY_FOR = {"waiting-question": {"claude-code"}, "idle-prompt": {"claude-code"}, "hooks-off-busy": {"claude-code"},
+            "blocked-login": {"claude-code", "codex", "gemini"}}
 
 
 def clis() -> list[tuple[str, str]]:
@@ -188,6 +190,10 @@ def launch(cli, version, case, stub, home, folder, agent, preseed):
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
            "PAO_HOME": str(home / "pao"), "PAO_CONFIG": os.devnull, host.command_variable: str(binary)}
     env.update(host.user_setup(home, stub))
+    if CASES[case][2] == "nokey":  # the user set up no credentials: the CLI's own sign-in
+        env.pop("GEMINI_API_KEY", None)
+        os.environ.pop("GEMINI_API_KEY", None)  # an earlier case of this run set it
+        (home / ".codex" / "config.toml").unlink(missing_ok=True)
     if CASES[case][2] == "refused":
         port = closed_port()
         for key in ("ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
@@ -217,6 +223,9 @@ def _claude_extras(home: Path, folder: Path, case: str) -> None:
     config = json.loads(config_file.read_text())
     config["messageIdleNotifThresholdMs"] = 1500  # idle_prompt after 1.5 s, not a minute
     config_file.write_text(json.dumps(config, indent=2))
+    if CASES[case][2] == "nokey":  # the key was never approved: Claude Code asks whether to use it
+        config.pop("customApiKeyResponses", None)
+        config_file.write_text(json.dumps(config, indent=2))
     if case.startswith("hooks-off"):
         (folder / ".claude").mkdir(exist_ok=True)
         (folder / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}\n')

@@ -173,6 +173,35 @@ def test_shell_completion_offers_the_registrys_agent_names(tmp_path: Path) -> No
     assert names("pao kill ") == set()
 
 
+def test_shell_completion_offers_a_postgresql_registry_s_names_within_its_deadline(tmp_path: Path,
+                                                                                  pao_config_file: Path) -> None:
+    """With ``[registry] url`` naming PostgreSQL, the names another machine registered there come too; a server that
+    never answers costs the TAB at most the deadline, and offers this machine's names alone, silently."""
+    import socket
+    import time
+
+    from pao_agents.namecompletion import SHARED_DEADLINE
+    from pao_agents.spec import AgentRecord, JsonRegistry
+    from pao_core.paths import home_path
+    from pao_postgres.registry import CONNECT_TIMEOUT, PostgresRegistry
+    from pao_testing.postgres import postgres_url
+
+    JsonRegistry(home_path()).add(AgentRecord("local", str(tmp_path), "t", "fake", "tmux", ""))
+    with postgres_url() as url:
+        PostgresRegistry(url, "beta").add(AgentRecord("remote", str(tmp_path), "t", "fake", "tmux", ""))
+        pao_config_file.write_text(f'[registry]\nurl = "{url}"\n')
+        assert {word for word in complete("pao kill ", tmp_path) if not word.startswith("-")} == {"local", "remote"}
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        pao_config_file.write_text(f'[registry]\nurl = "postgresql://pao@127.0.0.1:{silent.getsockname()[1]}/pao"\n')
+        started = time.monotonic()
+        offered = {word for word in complete("pao kill ", tmp_path) if not word.startswith("-")}
+        took = time.monotonic() - started
+    assert offered == {"local"}
+    assert took < CONNECT_TIMEOUT and SHARED_DEADLINE < CONNECT_TIMEOUT, took  # the deadline, not libpq's wait
+
+
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_pao_completion_prints_the_script_for_the_shell(capsys: pytest.CaptureFixture[str], shell: str) -> None:
     code, out, err = run(capsys, "completion", shell)

@@ -24,10 +24,9 @@ from pao_testing.webhook_stub import argv_recorder, recorded_argv
 pytestmark = pytest.mark.realcli
 
 
-def test_exiting_the_cli_records_dead_and_notifies(
-    claude_cli: Path, claude_env: dict[str, str], anthropic_stub: AnthropicStub, private_tmux: PrivateTmux,
-    pao_config_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:
+def _spawn_api(claude_cli: Path, claude_env: dict[str, str], private_tmux: PrivateTmux, pao_config_file: Path,
+               tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
+    """``api`` spawned with ``[notify] command`` recording its argv, once its first turn ended: its pane, the log."""
     folder = tmp_path / "deploy-tools"
     folder.mkdir()
     script, argv_log = argv_recorder(tmp_path)
@@ -48,7 +47,15 @@ def test_exiting_the_cli_records_dead_and_notifies(
     pane = (spawned["record"] if "record" in spawned else spawned)["target"].rpartition(":")[2]  # "SESSION:%N"
     registry = AgentContext.open(load_config()).registry
     until(lambda: registry.get("api").state, lambda state: state == "ready", timeout=90)  # the turn's Stop
+    return pane, argv_log
 
+
+def test_exiting_the_cli_records_dead_and_notifies(
+    claude_cli: Path, claude_env: dict[str, str], anthropic_stub: AnthropicStub, private_tmux: PrivateTmux,
+    pao_config_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    pane, argv_log = _spawn_api(claude_cli, claude_env, private_tmux, pao_config_file, tmp_path, monkeypatch, capsys)
+    registry = AgentContext.open(load_config()).registry
     private_tmux.paste(pane, "/exit")
     private_tmux.wait_for_screen(pane, lambda screen: "/exit" in screen, timeout=10)
     time.sleep(0.5)  # 2.0.77 takes an Enter right after the paste for its command menu, not the command
@@ -56,3 +63,22 @@ def test_exiting_the_cli_records_dead_and_notifies(
     until(lambda: registry.get("api").state, lambda state: state == "dead", timeout=30)  # no status, no monitor
     runs = until(lambda: recorded_argv(argv_log), lambda runs: any(run[1] == "dead" for run in runs), timeout=30)
     assert [run for run in runs if run[1] == "dead"] == [["api", "dead", "prompt_input_exit"]]
+
+
+def test_pausing_records_paused_and_notifies_no_exit(
+    claude_cli: Path, claude_env: dict[str, str], anthropic_stub: AnthropicStub, private_tmux: PrivateTmux,
+    pao_config_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``pao pause`` ends the CLI, whose SessionEnd hook then runs pao's recorder: it finds ``paused``, not a death."""
+    _, argv_log = _spawn_api(claude_cli, claude_env, private_tmux, pao_config_file, tmp_path, monkeypatch, capsys)
+    config = load_config()
+    reset_plugins()
+    try:
+        assert main(["pause", "api"]) == 0, capsys.readouterr().err
+    finally:
+        reset_plugins()
+    log = Path(config.home, "agents", "api", "events.jsonl")
+    until(lambda: log.read_text(), lambda text: '"SessionEnd"' in text, timeout=30)  # the CLI reported its exit
+    time.sleep(3)  # the recorder that event started has had its time
+    assert AgentContext.open(config).registry.get("api").state == "paused"
+    assert [run for run in recorded_argv(argv_log) if run[1] == "dead"] == []

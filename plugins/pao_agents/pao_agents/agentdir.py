@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Mapping
 
 from pao_core.files import atomic_write, private_dir
 from pao_core.jsonbound import loads
+from pao_agents.notifylog import LOCK_FILE, LOCK_WAIT
 from pao_agents.states import STATE_OF_EVENT, event_state, newest_state  # noqa: F401 - their home before states.py
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ STATE_FILE = "state"
 what a busy event's hook compares to with ``sh``'s builtin ``read`` (``pao_agents.eventhook``)."""
 TAIL_BYTES = 64 * 1024
 """How much of the end of the event log is read for an agent's state."""
+EVENTS_LIMIT = 1024 * 1024
+"""Bytes the event log may reach before the recorder trims it (:func:`pao_agents.notifylog.trim_log`)."""
+EVENTS_KEEP = 4 * TAIL_BYTES
+"""Bytes of its newest lines a trim keeps: more than any reader of the log reads (:data:`TAIL_BYTES`)."""
 LINE_LIMIT = 64 * 1024
 """A longer line of the log is not parsed: its name and time stand for it (:func:`read_events`)."""
 OVERSIZE_READ = 4096
@@ -116,6 +121,7 @@ def append_command(log: Path, *, from_argument: bool = False) -> str:
     The CLI runs it in the agent's folder: it leaves for ``/`` and looks programs up in the system's own
     folders only, so no ``tr`` or ``date`` of the folder (or of a relative ``PATH`` entry) runs. An event
     over ``EVENT_LIMIT`` characters (a pasted prompt) is kept as its name alone (``"truncated": true``).
+    The append holds the folder's log lock (:mod:`pao_agents.notifylog`) while the recorder may trim the log.
     """
     source = "printf %s \"$1\" | tr -d '\\n\\r'" if from_argument else "tr -d '\\n\\r'"
     name = "grep -o '\"hook_event_name\": *\"[A-Za-z_-]*\"' | head -n 1"
@@ -123,8 +129,12 @@ def append_command(log: Path, *, from_argument: bool = False) -> str:
              'e="{$n${n:+,}\\"truncated\\":true}"; fi')
     line = "'{\"event\":%s,\"at\":%s}\\n'"
     target = shlex.quote(os.path.abspath(log))
+    lock = shlex.quote(os.path.join(os.path.dirname(os.path.abspath(log)), LOCK_FILE))
+    # ${e:=null}, not ${e:-null}: Gemini CLI expands ${NAME:-default} in its settings files before it runs a hook
+    append = f'printf {line} "${{e:=null}}" "$(date +%s)" >> {target}'
+    # under the log's lock where flock(1) exists (a trim then never loses the line); without it, or the lock, unlocked
     return (f'umask 077; cd / || exit 0; PATH={SYSTEM_PATH}; e=$({source}); {bound}; '
-            f'printf {line} "${{e:-null}}" "$(date +%s)" >> {target}')
+            f'{{ flock -w {LOCK_WAIT:g} 9; {append}; }} 9>>{lock} 2>/dev/null || {append}')
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

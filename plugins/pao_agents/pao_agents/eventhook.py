@@ -8,7 +8,8 @@ so the CLI never waits for it. A busy event (a prompt, a tool) starts it only wh
 does not already say ``busy``: once per turn, not once per tool. The module reads the event log under the
 registry's lock and records its newest state through the one state-changing place
 (:meth:`pao_agents.resolve.AgentContext.set_state`), which fires ``pao_agent_state_changed`` and so the
-notifier. Its errors go to the agent's ``notify.log``; nothing reaches the CLI.
+notifier. Its errors go to the agent's ``notify.log``; nothing reaches the CLI. It trims that log and the event
+log first (:mod:`pao_agents.notifylog`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_agents.agentdir import EVENTS, STATE_FILE, STATE_OF_EVENT, append_command, newest_state, read_events
+from pao_agents.agentdir import EVENTS, EVENTS_KEEP, EVENTS_LIMIT, STATE_FILE, STATE_OF_EVENT, append_command, newest_state, read_events
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import AgentRecord
@@ -79,12 +80,16 @@ def main(argv: list[str] | None = None) -> int:
 
         check_name(agent_dir.name)
         trim_log(agent_dir / ERROR_LOG)  # capped: this run's errors go to the trimmed file
+        trim_log(agent_dir / EVENTS, EVENTS_LIMIT, EVENTS_KEEP)  # before reading it: the newest lines stay
         record_events(agent_dir)
     except Exception as exc:  # one line in the agent's notify.log; the CLI never sees it
-        from pao_core.errors import describe  # only a failure needs them
+        from pao_agents.notifylog import append_line  # only a failure needs them
+        from pao_core.errors import describe  # likewise
         from pao_core.sanitize import mask_url  # likewise
 
-        print(f"pao: {agent_dir.name}: {mask_url(describe(exc))}", file=sys.stderr)
+        said = f"pao: {agent_dir.name}: {mask_url(describe(exc))}"
+        if not append_line(agent_dir / ERROR_LOG, said):  # not a file pao writes (a link): where the hook said
+            print(said, file=sys.stderr)
         return 1
     return 0
 

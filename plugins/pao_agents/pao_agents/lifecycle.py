@@ -223,10 +223,16 @@ class Agents(AgentContext):
         return path
 
     def pause(self, name: str) -> AgentRecord:
-        """Checkpoint, then end the process; the record stays, as ``paused``."""
+        """Checkpoint, then end the process; the record stays, as ``paused``: recorded before the process ends, so
+        its CLI's exit event (SessionEnd) finds a state only ``resume`` changes and notifies no exit."""
         record, driver = self.live(name)
         self.checkpoint(name)
-        driver.kill(record.target)
+        self.set_state(name, "paused", source="pause")
+        try:
+            driver.kill(record.target)
+        except BaseException:
+            self.set_state(name, record.state, source="pause", expected="paused")  # still running: as it was
+            raise
         return self.set_state(name, "paused", source="pause", target="", pid=None)
 
     def resume(self, name: str, *, timeout: float | None = None, environ: dict[str, str] | None = None) -> AgentRecord:

@@ -50,6 +50,12 @@ def deliver_briefing(
     created = not os.path.lexists(os.path.join(request.folder, host_agent.context_file))
     done = deliver(briefing, request.folder, config=config, context_file=host_agent.context_file, context_block=block, plugins=plugins)
     wrote = {"briefing_file": str(done.briefing_path), "context_file": str(done.context_path), "context_created": created}
+    events = event_channel(host_agent, request, channel) if channel.events else None
+    if events:  # hooks without a session channel (Gemini CLI): its events still go to the agent's private folder
+        folder = agentdir.fresh_agent_dir(config.home, request.name)
+        request = attrs.evolve(request, agent_dir=str(folder))
+        agentdir.write_private(folder, host_agent.session_files(request))
+        wrote.update(agent_dir=str(folder), events=events)
     return request, {"delivery": "file", **wrote}
 
 

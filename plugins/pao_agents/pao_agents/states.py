@@ -4,16 +4,18 @@ Standard library only: ``pao list``'s light path reads agents' states before any
 
 Each event the CLIs' hooks append to ``events.jsonl`` (:mod:`pao_agents.agentdir`) says one of:
 
-- ``busy``: a prompt was submitted, a tool runs (UserPromptSubmit, PreToolUse, PostToolUse; Gemini's BeforeAgent);
+- ``busy``: a prompt was submitted, a tool runs (UserPromptSubmit, PreToolUse, PostToolUse; Gemini's BeforeAgent,
+  BeforeTool, AfterTool);
 - ``ready``: the turn ended (Stop, Codex's agent-turn-complete, Gemini's AfterAgent), or Claude Code's
   ``idle_prompt`` Notification ("Claude is waiting for your input": idle, asking nothing);
 - ``waiting``: the CLI asks the user (PermissionRequest: a tool's permission dialog or an AskUserQuestion menu;
-  a ``permission_prompt`` or ``elicitation_dialog`` Notification), with what it asks;
+  a ``permission_prompt`` or ``elicitation_dialog`` Notification; Gemini's ``ToolPermission`` Notification), with what
+  it asks;
 - ``failed``: an API error ended the turn (Claude Code 2.1's StopFailure; a Stop whose transcript ends in an
   API error message, as Claude Code 2.0 writes it), with the error quoted;
-- ``dead``: the CLI exited (Claude Code's SessionEnd, unless it ends a session to start another: ``/clear``,
+- ``dead``: the CLI exited (Claude Code's and Gemini's SessionEnd, unless it ends a session to start another: ``/clear``,
   ``/resume``); a SessionStart after it (``pao resume``) is a live session again;
-- nothing (SessionStart, ``auth_success``): the state stays what it was.
+- nothing (SessionStart, ``auth_success``, an event no table here names: a newer CLI's): the state stays what it was.
 
 Hooks do not report an API request being retried, nor, on some versions, a failed turn or a dialog: where the
 screen was read, a screen that shows ``failed``, ``waiting`` or ``blocked`` wins over an event's ``busy`` or
@@ -55,8 +57,10 @@ STATE_OF_EVENT: Mapping[str, str | None] = {
     "PermissionRequest": "waiting",
     # Codex notify
     "agent-turn-complete": "ready",
-    # Gemini CLI hooks
+    # Gemini CLI hooks (its HookEventName enum, 0.61.0; SessionStart, SessionEnd and Notification as above)
     "BeforeAgent": "busy",
+    "BeforeTool": "busy",
+    "AfterTool": "busy",
     "AfterAgent": "ready",
 }
 """What each CLI event says about the agent (``None``: nothing about busy or idle)."""
@@ -64,8 +68,10 @@ NOTIFICATION_STATES: Mapping[str, str | None] = {
     "idle_prompt": "ready", "permission_prompt": "waiting", "elicitation_dialog": "waiting",
     "agent_needs_input": "waiting", "worker_permission_prompt": "waiting", "auth_success": None,
     "elicitation_complete": None, "elicitation_response": None, "agent_completed": None,
+    "ToolPermission": "waiting",
 }
-"""Claude Code's Notification types (2.0.77 and 2.1.332); an unknown type with a message still means waiting."""
+"""Notification types: Claude Code's (2.0.77 and 2.1.332), Gemini CLI's (``ToolPermission``, its only one in 0.61.0);
+an unknown type with a message still means waiting."""
 QUESTION_TOOLS = frozenset({"AskUserQuestion"})
 NEXT_SESSION_REASONS = frozenset({"clear", "resume"})
 """SessionEnd reasons of a CLI that goes on with another session (Claude Code's ``/clear`` and ``/resume``)."""

@@ -119,6 +119,74 @@ def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file
     assert log.is_symlink() and elsewhere.read_bytes().startswith(b"first line\n")
 
 
+def test_the_event_log_is_capped_to_its_newest_lines_and_the_state_still_follows(isolated_home: Path,
+                                                                                 pao_config_file: Path,
+                                                                                 tmp_path: Path) -> None:
+    """A day of events: the recorder trims ``events.jsonl`` to its newest whole lines (more than any reader reads),
+    0600, and records the newest event's state; a log that is a link is never trimmed."""
+    agents, folder, commands = _hooked_agent("busy")
+    log = folder / agentdir.EVENTS
+    line = json.dumps({"event": {"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash"}, "at": 1.0})
+    log.write_text((line + "\n") * (agentdir.EVENTS_LIMIT // len(line) + 1))
+    log.chmod(0o644)
+    _fire(commands["Stop"], {"session_id": "s", "hook_event_name": "Stop"})
+    _wait(lambda: agents.registry.get("api").state == "ready")
+    kept = log.read_text().splitlines()
+    assert agentdir.TAIL_BYTES < log.stat().st_size <= agentdir.EVENTS_KEEP + 200
+    assert kept[0] == line and json.loads(kept[-1])["event"]["hook_event_name"] == "Stop"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("first line\n" + (line + "\n") * (agentdir.EVENTS_LIMIT // len(line) + 1))
+    log.unlink()
+    log.symlink_to(elsewhere)
+    agents.set_state("api", "busy", source="spawn")
+    _fire(commands["Stop"], {"session_id": "s", "hook_event_name": "Stop"})
+    _wait(lambda: agents.registry.get("api").state == "ready")
+    assert log.is_symlink() and elsewhere.read_text().startswith("first line\n")
+
+
+def test_appends_to_an_agent_s_logs_wait_for_a_trim_holding_their_lock(isolated_home: Path, pao_config_file: Path) -> None:
+    """A hook's append (``sh``) and a recorder's error line both take the folder's log lock, which a trim holds: a
+    line written while a trim reads the log lands in the file that replaces it."""
+    import threading
+
+    from pao_agents.notifylog import LOCK_FILE, append_line
+    from pao_core.files import state_lock
+
+    _, folder, commands = _hooked_agent("busy")
+    log, errors = folder / agentdir.EVENTS, folder / "notify.log"
+    with state_lock(folder / LOCK_FILE):  # as a trim holds it
+        hook = subprocess.Popen(["/bin/sh", "-c", agentdir.append_command(log)], stdin=subprocess.PIPE, cwd="/")
+        hook.stdin.write(json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "go"}).encode())
+        hook.stdin.close()
+        writer = threading.Thread(target=append_line, args=(errors, "pao: api: late"))
+        writer.start()
+        time.sleep(0.5)
+        assert log.read_text() == "" and not errors.exists()  # both wait
+    writer.join(10)
+    assert hook.wait(10) == 0
+    assert '"UserPromptSubmit"' in log.read_text() and errors.read_text() == "pao: api: late\n"
+
+
+def test_no_event_is_lost_to_trims_racing_appends(isolated_home: Path, pao_config_file: Path) -> None:
+    from pao_agents.notifylog import trim_log
+
+    _, folder, _ = _hooked_agent("busy")
+    log = folder / agentdir.EVENTS
+    log.write_text(json.dumps({"event": {"hook_event_name": "Old"}, "at": 1.0}) + "\n")
+    command = agentdir.append_command(log)
+    hooks = [subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, cwd="/") for _ in range(40)]
+    for number, hook in enumerate(hooks):
+        hook.stdin.write(json.dumps({"hook_event_name": "PreToolUse", "n": number}).encode())
+        hook.stdin.close()
+        trim_log(log, limit=10, keep=64 * 1024)  # a trim at every append: the worst case
+    for hook in hooks:
+        assert hook.wait(30) == 0
+    numbers = sorted(event["event"]["n"] for event in agentdir.read_events(log) if "n" in event["event"])
+    assert numbers == list(range(40))
+
+
 def test_busy_events_start_pao_once_per_turn(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
     """A tool's event starts the recorder only while the agent's state file does not say busy already."""
     agents, folder, commands = _hooked_agent("ready")

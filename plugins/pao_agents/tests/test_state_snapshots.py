@@ -22,9 +22,9 @@ from pao_core.plugins import build_plugins
 
 STATES = Path(__file__).parent / "data" / "states"
 SNAPSHOTS = sorted(STATES.glob("*/*.json"))
-CLASSES = {"ready", "busy", "waiting", "failed"}
-"""Recorded for every pinned CLI; ``blocked`` (login, API key) is read from the hosts' recorded screens only
-(pao_hosts/tests/data/screens): the trust question, the one dialog recorded here, reads ``waiting``."""
+CLASSES = {"ready", "busy", "waiting", "failed", "blocked"}
+"""Recorded for every pinned CLI; ``blocked`` is its sign-in with no credentials set up (``blocked-login``: Codex's
+sign-in choice, Gemini CLI's API-key dialog, Claude Code's question whether to use a key never approved)."""
 
 
 def _load(path: Path) -> dict:

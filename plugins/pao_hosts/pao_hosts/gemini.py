@@ -73,6 +73,28 @@ class GeminiHost(CliProfile):
     context_file: str = "GEMINI.md"
     submit_key: str = "Enter"
     chooses_session_id = True
+    event_channel = "hooks (system-defaults file)"
+
+    def events_silenced(self, folder: str) -> str | None:
+        """Why Gemini CLI would skip the per-agent system-defaults file that carries pao's hooks (pao is not root,
+        or ``PAO_HOME`` is not root's alone): then the screen tells the agent's state."""
+        from pao_core.paths import home_path  # platformdirs: only spawn needs it
+
+        return hosts_mcp.gemini_refusal(home_path() / "agents" / NAME / hosts_mcp.GEMINI_DEFAULTS)
+
+    def session_files(self, request: SpawnRequest) -> dict[str, str]:
+        """The per-agent system-defaults file with pao's hooks (and the machine's own defaults); the session's MCP
+        servers, when wired, rewrite it with the same hooks (:func:`pao_hosts.mcp.gemini_wiring`)."""
+        assert request.agent_dir, "session files need the agent's folder"
+        from pao_hosts.session_hooks import gemini_hooks  # only spawn needs it
+
+        return {hosts_mcp.GEMINI_DEFAULTS: hosts_mcp.gemini_defaults((), os.environ, gemini_hooks(request.agent_dir))}
+
+    def environment(self, request: SpawnRequest) -> Mapping[str, str | None]:
+        """Also ``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``: the agent's own defaults file with its hooks, once written."""
+        defaults = Path(request.agent_dir or "", hosts_mcp.GEMINI_DEFAULTS)
+        own = {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(defaults)} if request.agent_dir and defaults.is_file() else {}
+        return {**super().environment(request), **own}
 
     def command(self, request: SpawnRequest) -> list[str]:
         """Start under the session id pao chose (``request.session_id``), when it chose one."""

@@ -2,7 +2,8 @@
 
 Nothing here writes the user's settings: Claude Code gets a per-agent ``--mcp-config``
 file, Codex ``-c mcp_servers.NAME.*`` overrides, Gemini CLI a per-agent system-defaults
-file (the lowest-ranked settings scope; its ``mcpServers`` merge with the user's).
+file (the lowest-ranked settings scope; its ``mcpServers`` merge with the user's), which also carries the
+session's hooks (:func:`pao_hosts.session_hooks.gemini_hooks`).
 Only ``McpServer.env`` (values safe to show) reaches them; a server's secrets are in
 its own ``files``.
 """
@@ -66,8 +67,10 @@ def gemini_system_defaults_path(environ: Mapping[str, str]) -> Path:
     return Path(settings).parent / "system-defaults.json"
 
 
-def gemini_defaults(servers: Sequence[McpServer], environ: Mapping[str, str]) -> str:
-    """The per-agent system-defaults file: the machine's own (when it has one) plus the servers, trusted."""
+def gemini_defaults(servers: Sequence[McpServer], environ: Mapping[str, str],
+                    hooks: Mapping[str, list[Any]] | None = None) -> str:
+    """The per-agent system-defaults file: the machine's own (when it has one) plus the servers, trusted, and
+    pao's ``hooks`` after the machine's own for each event."""
     base: dict[str, Any] = {}
     try:
         loaded = json.loads(gemini_system_defaults_path(environ).read_text(encoding="utf-8"))
@@ -78,7 +81,12 @@ def gemini_defaults(servers: Sequence[McpServer], environ: Mapping[str, str]) ->
     for server in servers:
         servers_json[server.name] = {"command": server.command, "args": list(server.args), "env": dict(server.env),
                                      "trust": True}
-    return json.dumps({**base, "mcpServers": servers_json}, indent=2) + "\n"
+    merged = {**base, "mcpServers": servers_json}
+    if hooks:
+        own = base.get("hooks") if isinstance(base.get("hooks"), dict) else {}
+        merged["hooks"] = {**own, **{event: [*(own.get(event) if isinstance(own.get(event), list) else []), *added]
+                                     for event, added in hooks.items()}}
+    return json.dumps(merged, indent=2) + "\n"
 
 
 def claude_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[str, str]) -> McpWiring:
@@ -120,5 +128,7 @@ def gemini_wiring(servers: Sequence[McpServer], folder: Path, environ: Mapping[s
         print(f"pao: this Gemini CLI session has no pao MCP tools: {refused}; register pao mcp in "
               "~/.gemini/settings.json once instead (docs/mcp.md)", file=sys.stderr)
         return McpWiring()
-    files = {GEMINI_DEFAULTS: gemini_defaults(servers, environ)}
+    from pao_hosts.session_hooks import gemini_hooks  # the same file carries the session's hooks
+
+    files = {GEMINI_DEFAULTS: gemini_defaults(servers, environ, gemini_hooks(str(folder)))}
     return McpWiring(files=files, env={"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)})

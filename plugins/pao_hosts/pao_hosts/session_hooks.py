@@ -42,6 +42,9 @@ CODEX_EVENTS = {
 }
 """Codex's hook events pao listens to, with the name Codex keys their trust by."""
 CODEX_OVERRIDE_SOURCE = "/<session-flags>/config.toml"
+GEMINI_EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent", "SessionEnd")
+"""Gemini CLI's hook events pao listens to: names of its ``HookEventName`` enum in the pinned 0.61.0 bundle (a
+finished turn: AfterAgent; waiting: the ToolPermission Notification; an exit: SessionEnd)."""
 
 
 def session_start_file(agent_dir: str) -> dict[str, str]:
@@ -61,6 +64,14 @@ def hook_command(agent_dir: str, event: str) -> str:
     if event != "SessionStart":
         return append
     return f"{append}; cat {shlex.quote(str(Path(agent_dir, SESSION_START)))}"
+
+
+def gemini_hooks(agent_dir: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``hooks`` settings of one Gemini CLI session (in its per-agent system-defaults file): each event appended
+    to the agent's log (Gemini's timeouts are in milliseconds). The briefing stays on the file channel."""
+    log = Path(agent_dir, EVENTS)
+    return {event: [{"hooks": [{"type": "command", "command": event_hook_command(log, event),
+                                "timeout": HOOK_TIMEOUT * 1000}]}] for event in GEMINI_EVENTS}
 
 
 def _toml_string(text: str) -> str:
