@@ -66,8 +66,7 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
                 try:
                     return until(lambda: _notified(argv_log, state), lambda runs: len(runs) >= count, timeout=90)
                 except AssertionError:
-                    screen = subprocess.run(["tmux", "-L", socket, "capture-pane", "-p", "-t", record["target"]],
-                                            capture_output=True, text=True).stdout
+                    screen = _screen(socket, record["target"])
                     pytest.fail(f"no {state} notified; {sorted(os.listdir(agent))}; events "
                                 f"{_text(agent / 'events.jsonl')!r}; notify.log {_text(agent / 'notify.log')!r}; "
                                 f"screen:\n{screen}")
@@ -82,6 +81,7 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)  # allows it once
             notified("finished", 2)  # the tool ran, the turn ended
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "-l", "/quit"], check=True)
+            until(lambda: _screen(socket, target), lambda screen: "/quit" in screen, timeout=30)  # typed, then Enter
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)
             notified("dead")  # SessionEnd
             assert _state(env) == "dead"
@@ -93,6 +93,10 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
                 _end_group(record["pid"])  # Gemini CLI outlives the hang-up
             _pao(env, "kill", "gem", timeout=30)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def _screen(socket: str, target: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, "capture-pane", "-p", "-t", target], capture_output=True, text=True).stdout
 
 
 def _text(path: Path) -> str:

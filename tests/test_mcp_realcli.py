@@ -275,8 +275,7 @@ def test_gemini_for_an_unprivileged_user_says_it_has_no_session_server_and_takes
             return done
 
         def tool_result_with(text: str, folder: Path) -> None:
-            """Wait for the tool result of the agent working in ``folder`` (its requests name it): it must hold
-            ``text``; a result without it fails at once."""
+            """The tool result of the agent in ``folder`` (its requests name it) holds ``text``, or this fails."""
             workspace = json.dumps(os.path.realpath(folder))[1:-1]  # as its requests spell it (Workspace Directories)
             answered = stub.wait_for(lambda r: workspace in json.dumps(r.body) and _function_responses(r.body) != "[]",
                                      240)

@@ -125,15 +125,16 @@ def append_command(log: Path, *, from_argument: bool = False) -> str:
     """
     source = "printf %s \"$1\" | tr -d '\\n\\r'" if from_argument else "tr -d '\\n\\r'"
     name = "grep -o '\"hook_event_name\": *\"[A-Za-z_-]*\"' | head -n 1"
-    bound = (f'if [ ${{#e}} -gt {EVENT_LIMIT} ]; then n=$(printf %s "$e" | {name}); '
-             'e="{$n${n:+,}\\"truncated\\":true}"; fi')
+    bound = (f'if [ ${{#pao_event}} -gt {EVENT_LIMIT} ]; then pao_name=$(printf %s "$pao_event" | {name}); '
+             'pao_event="{$pao_name${pao_name:+,}\\"truncated\\":true}"; fi')
     line = "'{\"event\":%s,\"at\":%s}\\n'"
     target = shlex.quote(os.path.abspath(log))
     lock = shlex.quote(os.path.join(os.path.dirname(os.path.abspath(log)), LOCK_FILE))
-    # ${e:=null}, not ${e:-null}: Gemini CLI expands ${NAME:-default} in its settings files before it runs a hook
-    append = f'printf {line} "${{e:=null}}" "$(date +%s)" >> {target}'
+    # ${pao_event:=null}, not :-null: Gemini CLI expands ${NAME:-default}, and $NAME from its own environment, in
+    # its settings files before it runs a hook (so the names are ones no environment holds)
+    append = f'printf {line} "${{pao_event:=null}}" "$(date +%s)" >> {target}'
     # under the log's lock where flock(1) exists (a trim then never loses the line); without it, or the lock, unlocked
-    return (f'umask 077; cd / || exit 0; PATH={SYSTEM_PATH}; e=$({source}); {bound}; '
+    return (f'umask 077; cd / || exit 0; PATH={SYSTEM_PATH}; pao_event=$({source}); {bound}; '
             f'{{ flock -w {LOCK_WAIT:g} 9; {append}; }} 9>>{lock} 2>/dev/null || {append}')
 
 
