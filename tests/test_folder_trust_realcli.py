@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pao_core.cli import main
@@ -68,7 +68,10 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     assert ".claude/settings.json: hooks.SessionStart runs 'touch /" in line and f"pao trust {cloned}`" in line
     windows = subprocess.run(["tmux", "-L", private_tmux.socket, "list-windows", "-a"], capture_output=True, check=False)
     assert windows.returncode != 0, "a window was opened"
-    time.sleep(2)  # a hook started anyway would have had time to run
+    # Nothing pao could have started is alive (a child of this process, or a tmux server on the socket) and the
+    # stub heard nothing: no process exists that could still run the hook, so the marker's absence is final.
+    assert not psutil.Process().children(recursive=True), "a process pao started is still running"
+    assert not anthropic_stub.requests, "the CLI started and reached the stub"
     assert not marker.exists() and _projects(claude_home) == before
 
     reset_plugins()

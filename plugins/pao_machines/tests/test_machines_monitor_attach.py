@@ -124,9 +124,10 @@ def test_the_monitor_s_keys_act_on_an_agent_on_another_machine(
             await pilot.press("s", *"also count the gears", "enter")
             await until(lambda: any("also count the gears" in m.text() for m in anthropic_stub.messages()), "the text to reach it")
             await pilot.press("p")
-            await until(lambda: remote_state() == "paused" and row()[3] == "paused", "shop paused on its machine")
+            # the monitor's row first: the remote check is an ssh round trip that blocks the event loop
+            await until(lambda: row()[3] == "paused" and remote_state() == "paused", "shop paused on its machine")
             await pilot.press("r")
-            await until(lambda: remote_state() != "paused" and row()[3] != "paused", "shop resumed", timeout=120)
+            await until(lambda: row()[3] != "paused" and remote_state() != "paused", "shop resumed", timeout=120)
             await pilot.press("k", "y", "enter")
             await until(lambda: not app.query_one(DataTable).row_count, "shop gone from the list")
             await pilot.press("q")
