@@ -9,6 +9,7 @@ the folder's hook: the user's grant, not pao's. A folder with inert settings sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from pathlib import Path
@@ -61,6 +62,7 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     hook = {"type": "command", "command": f"touch {marker}"}
     (cloned / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
     before = _projects(claude_home)
+    running = set(psutil.Process().children(recursive=True))  # the suite's own servers, started before
 
     code, out, err = _spawn(capsys, cloned)
     assert code != 0 and json.loads(out)["code"] == code  # --json: the failure as one object
@@ -70,7 +72,7 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     assert windows.returncode != 0, "a window was opened"
     # Nothing pao could have started is alive (a child of this process, or a tmux server on the socket) and the
     # stub heard nothing: no process exists that could still run the hook, so the marker's absence is final.
-    assert not psutil.Process().children(recursive=True), "a process pao started is still running"
+    assert not _clis_started(running, claude_cli), "a CLI or tmux server pao started is still running"
     assert not anthropic_stub.requests, "the CLI started and reached the stub"
     assert not marker.exists() and _projects(claude_home) == before
 
@@ -98,3 +100,14 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
         assert "hasTrustDialogAccepted" not in after.get(str(folder), {}), after.get(str(folder))
         assert after.get(str(folder), {}).get("allowedTools") != []
     assert {key: value for key, value in after.items() if key not in (str(cloned), str(inert))} == before
+
+
+def _clis_started(running: set[psutil.Process], cli: Path) -> list[psutil.Process]:
+    """This process's descendants since ``running`` that are the CLI or a tmux server (pao's own helpers, such as
+    the briefing's vector helper, may still be ending and cannot run the folder's hook)."""
+    found = []
+    for process in set(psutil.Process().children(recursive=True)) - running:
+        with contextlib.suppress(psutil.Error):
+            if str(cli) in " ".join(process.cmdline()) or process.name().startswith("tmux"):
+                found.append(process)
+    return found

@@ -102,7 +102,7 @@ def test_two_agents_in_one_folder_each_get_their_own_briefing_and_the_folder_sta
         assert private.stat().st_mode & 0o777 == 0o700
         assert {p.name: p.stat().st_mode & 0o777 for p in private.iterdir()} == {
             "briefing.md": 0o600, "claude-settings.json": 0o600, "events.jsonl": 0o600,
-            "state": 0o600, "notify.log": 0o600}  # the hook commands' recorded state and their own log
+            "state": 0o600, "notify.log": 0o600, "logs.lock": 0o600}  # the hooks' state, their log and its lock
         run("kill", name)
         assert not private.exists()
     assert _snapshot(folder) == before
