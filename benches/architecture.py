@@ -35,7 +35,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = [ROOT, *sorted((ROOT / "plugins").glob("*")), ROOT / "testing"]
-LINE_BUDGET = 3592
+LINE_BUDGET = 3602
 
 
 def modules() -> dict[str, Path]:

@@ -219,6 +219,10 @@ def _answer_from_index(argv: list[str], command: str | None, index: dict[str, An
         parser = build_parser(None, None, command, catalog=index)
         parser.parse_args(argv)
         return _usage(parser)
+    for function in index.get("shortcuts", {}).get(entry[0], ()):  # pao_shortcuts: the answer (an exit code) or None
+        with contextlib.suppress(Exception):  # a shortcut may only save time: the command works the same without it
+            if (answered := load_object(function)(argv)) is not None:
+                return answered
     for function in index.get("ahead", {}).get(entry[0], ()):
         try:  # what a plugin starts ahead (pao_ahead) only saves time: the command works without it
             load_object(function)(argv)

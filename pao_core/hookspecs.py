@@ -77,6 +77,11 @@ def pao_ahead(command: str) -> Iterable[str] | None:
 
 
 @hookspec
+def pao_shortcuts(command: str) -> Iterable[str] | None:
+    """Name what may answer ``pao COMMAND`` before any plugin loads: ``"module:function"``, called with the arguments."""
+
+
+@hookspec
 def pao_warm_up(purpose: str, config: PaoConfig) -> None:
     """Import now, in a helper process, what work for ``purpose`` (``briefing`` today) will need there."""
 

@@ -77,7 +77,7 @@ def write_index(environ: Mapping[str, str], catalog: Mapping[str, Any]) -> None:
     distributions = {entry["name"]: entry["distribution"] for entry in catalog["plugins"]}
     known = _known() | {word: distributions[provider] for name, _, aliases, _, provider in catalog["commands"]
                         for word in (name, *aliases) if distributions.get(provider)}
-    index = {"key": index_key(environ), "files": _loaded_files(), **catalog, "known": known}
+    index = {"key": index_key(environ), "files": loaded_files(), **catalog, "known": known}
     path = cache_file()
     temporary = f"{path}.{os.getpid()}.tmp"
     try:  # an index that cannot be written only costs the next run a complete load
@@ -135,7 +135,7 @@ def limits(environ: Mapping[str, str]) -> tuple[set[str] | None, set[str]]:
     return ({normalise(n) for n in wanted} if wanted is not None else None), {normalise(n) for n in disabled}
 
 
-def _loaded_files() -> list[list[Any]]:
+def loaded_files() -> list[list[Any]]:
     """Every imported module's file, with its mtime and size, but the standard library's and site-packages'
     (which change with a distribution's metadata): an editable install's or a ``PYTHONPATH`` folder's modules."""
     paths = sysconfig.get_paths()

@@ -301,13 +301,14 @@ def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
             tables = None
             break
         tables.append([table.kind, table.name, options, dict(table.env)])
-    ahead = {name: sorted({function for found in manager.hook.pao_ahead(command=name) if isinstance(found, (list, tuple))
-                           for function in found if isinstance(function, str)}) for name, *_ in commands}
+    named = {key: {name: sorted({function for found in getattr(manager.hook, f"pao_{key}")(command=name)
+                                 if isinstance(found, (list, tuple)) for function in found if isinstance(function, str)})
+                   for name, *_ in commands} for key in ("ahead", "shortcuts")}  # what pao_ahead, pao_shortcuts name
     if plugins.failures:
         return None
     version = next((source.version for _, source, _ in registered if source.default), None)
     return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
-            "ahead": {name: functions for name, functions in ahead.items() if functions}}
+            **{key: {name: found for name, found in by_command.items() if found} for key, by_command in named.items()}}
 
 
 def recorded_commands(add_commands: Any) -> list[list[Any]]:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 @hookimpl
 def pao_config_tables() -> list[ConfigTable]:
     return [ConfigTable("backends", BACKEND_NAME, "pao_postgres.options:LongtermOptions",
-                        {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"})]
+                        {"PAO_POSTGRES_URL": "url", "PAO_MEMORY_FILE": "memory_file"}),
+            ConfigTable("warm_brief", "", "pao_postgres.options:WarmBriefOptions")]
 
 
 @hookimpl
@@ -37,6 +38,11 @@ def pao_memory_backends(config: PaoConfig) -> list[LongtermBackend]:
 @hookimpl
 def pao_ahead(command: str) -> list[str]:
     return ["pao_postgres:before_brief"] if command == "brief" else []  # the vector searches' helper
+
+
+@hookimpl
+def pao_shortcuts(command: str) -> list[str]:
+    return ["pao_postgres.warm_brief:answer"] if command == "brief" else []  # the warm brief server answers
 
 
 @hookimpl

@@ -140,3 +140,13 @@ def memory_file(options: LongtermOptions, environ: Mapping[str, str] | None = No
         return Path(options.memory_file).expanduser()
     server = Path(env.get(SERVER_MEMORY_FILE_ENV, "")).expanduser()
     return server if env.get(SERVER_MEMORY_FILE_ENV) and server.is_absolute() else None
+
+
+@attrs.frozen
+class WarmBriefOptions:
+    """``[warm_brief]``: ``pao brief`` answered by a per-user background process that has pao loaded
+    (:mod:`pao_postgres.warm_brief`). ``enabled = false`` (or ``$PAO_WARM_BRIEF=0``) briefs in each
+    process; the server exits after ``idle_s`` without a request."""
+
+    enabled: bool = True
+    idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(10))

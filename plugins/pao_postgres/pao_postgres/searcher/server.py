@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pao_postgres import private_socket
 from pao_postgres.searcher import warm
 
 CONCURRENT = 4
@@ -63,18 +64,7 @@ class Searcher:
             self.backend.search_here("warm up the searcher", 1, time.monotonic() + 60, None)
 
     def bind(self) -> None:
-        path = str(self.files["sock"])
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # stale: the lock is ours, so no live searcher owns it
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        previous = os.umask(0o177)
-        try:
-            listener.bind(path)
-        finally:
-            os.umask(previous)
-        os.chmod(path, 0o600)
-        listener.listen(16)
-        self.listener, self.inode = listener, os.stat(path).st_ino
+        self.listener, self.inode = private_socket.bind(self.files["sock"])  # a stale one replaced: the lock is ours
 
     def serve(self) -> None:
         assert self.listener is not None
@@ -160,28 +150,16 @@ class Searcher:
 
 
 def run(spec: dict[str, Any]) -> int:
-    import fcntl  # POSIX only
-
     folder = warm.private_dir()
     if folder is None:
         return 1
     files = warm.paths(folder, spec["key"])
-    while True:
-        try:
-            lock = open(files["lock"], "a+", opener=warm.no_follow_opener)  # never through a planted link
-        except OSError:
-            return 1
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return 0  # another searcher of this key runs or starts
-        with contextlib.suppress(FileNotFoundError):
-            if os.stat(files["lock"]).st_ino == os.fstat(lock.fileno()).st_ino:
-                break
-        lock.close()  # removed by a sweep (warm.sweep) between the open and the lock: take the new file
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
+    try:
+        lock = private_socket.take_lock(files["lock"])
+    except OSError:
+        return 1
+    if lock is None:
+        return 0  # another searcher of this key runs or starts
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     searcher = None
     try:
@@ -210,12 +188,7 @@ def main() -> int:
     spec = json.loads(sys.stdin.buffer.read() or b"{}")
     if "key" not in spec:
         return 2
-    if os.fork() > 0:
-        os._exit(0)  # the starter's child ends now: the searcher is nobody's child to wait for
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+    private_socket.detach()
     return run(spec)
 
 

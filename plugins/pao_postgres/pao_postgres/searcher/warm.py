@@ -28,21 +28,21 @@ socket and gets the items back.
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import hashlib
 import json
 import os
-import struct
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import _socket  # the C module: socket.py builds enums of every constant at import, a cost on each new process
 import attrs
 
 from pao_core.models import MemoryItem, SearchResults
+from pao_postgres import private_socket
 from pao_postgres.errors import LongtermError
+from pao_postgres.private_socket import exchange, no_follow_opener, peer_uid, private_dir, read_line, runtime_dir
+from pao_postgres.private_socket import recent as _recent, touch as _touch
 
 if TYPE_CHECKING:
     from pao_postgres.options import LongtermOptions
@@ -56,7 +56,6 @@ SKIP_SLOW_S = 60.0
 """A searcher that did not answer in time is not asked again for this long."""
 RETRY_START_S = 300.0
 """A searcher that failed to start is not started again for this long (its reason is kept)."""
-MAX_MESSAGE = 4 * 1024 * 1024
 _started: list[Any] = []  # starters' handles, held so none is collected while it runs
 
 
@@ -65,29 +64,6 @@ def enabled(options: LongtermOptions) -> bool:
     forced = os.environ.get(ENV, "").strip().lower()
     wanted = forced in ("1", "true", "yes", "on") if forced else options.warm_searcher
     return wanted and bool(options.url.strip())
-
-
-def runtime_dir() -> Path:
-    """The user's private folder of searcher sockets (made 0700 by :func:`private_dir`)."""
-    base = os.environ.get("XDG_RUNTIME_DIR", "")
-    if base and os.path.isabs(base):
-        return Path(base) / "pao"
-    import platformdirs  # only without XDG_RUNTIME_DIR (macOS)
-
-    return Path(platformdirs.user_cache_dir("pao")) / "run"
-
-
-def private_dir() -> Path | None:
-    """:func:`runtime_dir`, created 0700; None when it is not the user's alone (nothing is used then)."""
-    folder = runtime_dir()
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    if not os.path.isdir(folder) or os.path.islink(folder) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        return None
-    return folder
 
 
 def _code_stamp() -> list[int]:
@@ -119,41 +95,6 @@ def paths(folder: Path, key: str) -> dict[str, Path]:
     """The searcher's files: its socket, lock (holding its pid), start error and slow marker."""
     stem = folder / f"lt-{key[:20]}"
     return {part: stem.with_suffix("." + part) for part in ("sock", "lock", "error", "slow")}
-
-
-def peer_uid(connection: _socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket, from the kernel."""
-    try:
-        if hasattr(_socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
-            return struct.unpack("3i", connection.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12))[1]
-        if sys.platform == "darwin":  # LOCAL_PEERCRED at SOL_LOCAL: struct xucred {version, uid, ...}
-            return struct.unpack("2I", connection.getsockopt(0, 0x001, 76)[:8])[1]
-    except OSError:
-        return None
-    return None
-
-
-def exchange(connection: _socket.socket, message: dict[str, Any], deadline: float) -> dict[str, Any]:
-    """Send one JSON line and read one back before ``deadline`` (OSError, ValueError otherwise)."""
-    connection.settimeout(max(0.001, deadline - time.monotonic()))
-    connection.sendall(json.dumps(message).encode() + b"\n")
-    return json.loads(read_line(connection, deadline))
-
-
-def read_line(connection: _socket.socket, deadline: float) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        connection.settimeout(max(0.001, deadline - time.monotonic()))
-        chunk = connection.recv(65536)
-        if not chunk:
-            raise ConnectionError("the searcher closed the connection")
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n") or b"\n" in chunk:
-            return b"".join(chunks).split(b"\n", 1)[0]
-        if size > MAX_MESSAGE:
-            raise ValueError("message too long")
 
 
 def request(key: str, message: dict[str, Any], deadline: float) -> dict[str, Any] | None:
@@ -288,75 +229,12 @@ def stop_all(deadline: float) -> list[int]:
 
 
 def sweep(folder: Path, key: str) -> list[str]:
-    """Remove what searchers of other keys (settings or code since changed) left in ``folder``: each
-    ``lt-<key>.lock`` no process holds, with its socket, slow marker and an old start error. A lock is
-    removed only while this process holds it and is still the file at its path; names not of this
-    module's shape are never touched. The stems removed."""
-    import fcntl  # POSIX only: the searchers' locks
-    import re  # only here: a background searcher's chore
-
-    removed = []
-    for lock in folder.glob("lt-*.lock"):
-        if lock.stem == f"lt-{key[:20]}" or not re.fullmatch(r"lt-[0-9a-f]{20}", lock.stem):
-            continue
-        try:
-            with open(lock, "r+", opener=no_follow_opener) as handle:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a searcher runs or starts
-                if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
-                    continue  # replaced meanwhile: the new one is someone's
-                for part in ("sock", "slow", "error"):
-                    sibling = lock.with_suffix("." + part)
-                    if part != "error" or not _recent(sibling, RETRY_START_S):
-                        sibling.unlink(missing_ok=True)
-                lock.unlink()
-        except OSError:  # held (BlockingIOError), gone, or not ours to remove
-            continue
-        removed.append(lock.stem)
-    return removed
+    """Remove what searchers of other keys (settings or code since changed) left in ``folder``."""
+    return private_socket.sweep(folder, "lt", key, RETRY_START_S)
 
 
 def _ask_socket(path: Path, message: dict[str, Any], deadline: float) -> dict[str, Any] | None:
-    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        connection.settimeout(max(0.001, deadline - time.monotonic()))
-        try:
-            connection.connect(str(path))
-        except (FileNotFoundError, ConnectionRefusedError):
-            return None  # none runs (a refused socket is a stale file: the next searcher replaces it)
-        if peer_uid(connection) != os.getuid():
-            return None
-        return exchange(connection, {"protocol": PROTOCOL, **message}, deadline)
-    finally:
-        connection.close()
-
-
-def no_follow_opener(path: str, flags: int) -> int:
-    """0600, never through a link nor a FIFO or device planted at the path (an ``OSError``, as a missing file)."""
-    from pao_core.errors import PaoError  # only when a searcher's file is opened
-    from pao_core.files import open_no_follow  # likewise
-
-    try:
-        return open_no_follow(path, flags)
-    except PaoError as exc:
-        raise OSError(errno.ELOOP, str(exc)) from None
-
-
-def _recent(path: Path, seconds: float) -> bool:
-    try:
-        return time.time() - os.stat(path).st_mtime < seconds
-    except OSError:
-        return False
-
-
-def _touch(path: Path) -> None:
-    try:
-        fd = no_follow_opener(str(path), os.O_WRONLY | os.O_CREAT)
-        try:
-            os.utime(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    return private_socket.ask(path, {"protocol": PROTOCOL, **message}, deadline)
 
 
 # -- items on the wire ------------------------------------------------------------------
