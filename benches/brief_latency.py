@@ -8,7 +8,9 @@ PAO_HOME through the backends' own commands, then:
   one warm-up), reporting p50/p95/max of the whole call, of composition alone
   (fusion, sections, budget, hash) and of each backend's search;
 * whole process: ``pao brief TOPIC`` as a new process, ``--cli-runs`` times, alternating with
-  ``python -c pass`` (the interpreter's own start-up, paired so that both see the same load).
+  ``python -c pass`` (the interpreter's own start-up, paired so that both see the same load): as a user runs
+  it (the warm brief server answering, started by the unmeasured runs), lexical only, and with
+  ``PAO_WARM_BRIEF=0`` (each brief in its own process).
 
     .venv/bin/python benches/brief_latency.py [--corpus DIR] [--rounds 5] [--cli-runs 10] [--json]
 
@@ -81,6 +83,8 @@ def main() -> int:
         print(f"pao brief process  {report['pao_brief_process_ms']}  ({args.cli_runs} runs)")
         print(f"python -c pass     {report['python_pass_process_ms']}  ratio {report['pao_brief_to_python_ratio']}"
               " (target <= 10)")
+        print(f"PAO_WARM_BRIEF=0   {report['pao_brief_process_cold_ms']}  ratio {report['pao_brief_cold_to_python_ratio']}"
+              f"; briefs the servers answered: {report['warm_brief_served']}")
     return 0
 
 
@@ -115,40 +119,66 @@ def _in_process(topics: list[str], config, plugins, rounds: int) -> dict:
 
 
 def _whole_process(tmp: Path, home: Path, topics: list[str], runs: int) -> dict:
-    """``pao brief TOPIC`` as a new process ``runs`` times: the default install (semantic + lexical) and both
-    stores lexical only, interleaved so that both see the same load; CPU time is what a busy machine does not
-    inflate much."""
+    """``pao brief TOPIC`` as a new process ``runs`` times: the default install (semantic + lexical, the warm brief
+    server answering), both stores lexical only, and the default with ``PAO_WARM_BRIEF=0`` (every brief in its own
+    process), interleaved with ``python -c pass`` so that all see the same load; CPU time is what a busy machine does
+    not inflate much (a server's is not the new process's: ``warm_brief_served`` says how many it answered)."""
+    from pao_postgres import warm_brief
+
     lexical_config = tmp / "lexical.toml"
     lexical_config.write_text("[backends.longterm]\nsemantic = false\n[backends.history]\nsemantic = false\n")
-    cli: dict[str, list[float]] = {"semantic": [], "lexical": [], "python": []}
-    cli_cpu: dict[str, list[float]] = {"semantic": [], "lexical": [], "python": []}
+    variants = ("python", "semantic", "lexical", "cold")
+    cli: dict[str, list[float]] = {variant: [] for variant in variants}
+    cli_cpu: dict[str, list[float]] = {variant: [] for variant in variants}
     # a cache folder of the run's own, as a user's is (the plugin index, the prepared weights): a shared
-    # ~/.cache/pao is rewritten by every other checkout's pao, which makes each run a complete plugin load
-    cache = {"XDG_CACHE_HOME": str(tmp / "cache")}
-    for variant in ("semantic", "lexical"):  # once each, unmeasured: the caches a user's earlier runs made
-        subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[0]], check=True, capture_output=True,
-                       env={**os.environ, "PAO_HOME": str(home), **cache,
-                            **({"PAO_CONFIG": str(lexical_config)} if variant == "lexical" else {})})
+    # ~/.cache/pao is rewritten by every other checkout's pao, which makes each run a complete plugin load;
+    # and a runtime folder of its own (the warm brief servers of this run, stopped at its end)
+    (tmp / "run").mkdir(mode=0o700)
+    base = {**os.environ, "PAO_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache"), "XDG_RUNTIME_DIR": str(tmp / "run")}
+    base.pop(warm_brief.ENV, None)
+    envs = {"python": base, "semantic": base, "lexical": {**base, "PAO_CONFIG": str(lexical_config)},
+            "cold": {**base, warm_brief.ENV: "0"}}
+    for variant in ("semantic", "lexical"):  # unmeasured: the caches a user's earlier runs made, and the warm servers
+        for _ in range(2):  # the plugin index, then a run that finds no server and starts one as it exits
+            subprocess.run([sys.executable, "-m", "pao_core", "brief", topics[0]], check=True, capture_output=True,
+                           env=envs[variant])
+    _wait_for_servers(envs["semantic"], 2)
     for index in range(runs):
-        for variant in ("python", "semantic", "lexical"):
-            env = {**os.environ, "PAO_HOME": str(home), **cache}
-            if variant == "lexical":
-                env["PAO_CONFIG"] = str(lexical_config)
+        for variant in variants:
             command = ["-c", "pass"] if variant == "python" else ["-m", "pao_core", "brief", topics[index % len(topics)]]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            subprocess.run([sys.executable, *command], check=True, capture_output=True, env=env)
+            subprocess.run([sys.executable, *command], check=True, capture_output=True, env=envs[variant])
             cli[variant].append((time.perf_counter() - started) * 1000)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cli_cpu[variant].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    served = _wait_for_servers(envs["semantic"], 0, op="stop")
     return {
         "pao_brief_process_ms": figures(cli["semantic"]),
         "pao_brief_process_cpu_ms": figures(cli_cpu["semantic"]),
         "pao_brief_process_lexical_ms": figures(cli["lexical"]),
         "pao_brief_process_lexical_cpu_ms": figures(cli_cpu["lexical"]),
+        "pao_brief_process_cold_ms": figures(cli["cold"]),
+        "pao_brief_process_cold_cpu_ms": figures(cli_cpu["cold"]),
+        "warm_brief_served": served,
         "python_pass_process_ms": figures(cli["python"]),
         "pao_brief_to_python_ratio": round(statistics.median(cli["semantic"]) / statistics.median(cli["python"]), 1),
+        "pao_brief_cold_to_python_ratio": round(statistics.median(cli["cold"]) / statistics.median(cli["python"]), 1),
     }
+
+
+def _wait_for_servers(env: dict[str, str], count: int, op: str = "status", timeout: float = 120.0) -> int:
+    """Wait until ``count`` warm brief servers listen in the run's runtime folder (asked from a process of its
+    environment); the briefs they answered. ``op="stop"``: then stop them."""
+    code = ("import json, time, sys; from pao_postgres import warm_brief; "
+            f"print(json.dumps([v for v in warm_brief.servers(time.monotonic() + 2, {op!r}).values() if v]))")
+    limit = time.monotonic() + timeout
+    while True:
+        found = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                          check=True).stdout)
+        if len(found) >= count or time.monotonic() > limit:
+            return sum(server.get("briefs", 0) for server in found)
+        time.sleep(0.5)
 
 
 if __name__ == "__main__":

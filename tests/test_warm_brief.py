@@ -132,7 +132,7 @@ def test_a_warm_brief_prints_what_a_cold_one_prints(pao: Pao, isolated_home: Pat
     written = pao("brief", TOPIC, "--folder", str(isolated_home), "--write")  # writes files: never the server's
     assert written.returncode == 0 and (isolated_home / "CONTEXT_BRIEFING.md").exists(), written.stderr
     assert [status["briefs"] for status in servers().values()] == [3]
-    assert Path(f"/proc/{server['pid']}").exists()
+    assert f"warm brief: running (pid {server['pid']}, 3 briefs" in pao("doctor").stdout
 
 
 def test_a_changed_configuration_is_answered_by_its_own_server(pao: Pao, pao_config_file: Path) -> None:
@@ -263,6 +263,8 @@ def test_the_variable_and_the_configuration_turn_it_off(pao: Pao, runtime: Path,
         assert pao("brief", TOPIC).returncode == 0
     time.sleep(3)
     assert servers() == {}
+    assert "warm brief: off ([warm_brief] enabled = false)" in pao("doctor").stdout
+    assert "warm brief: off (PAO_WARM_BRIEF=0)" in pao("doctor", env={warm_brief.ENV: "0"}).stdout
     assert not [line for line in ps() if "warm_brief_server" in line and str(runtime) in environ_of(line)]
 
 

@@ -69,7 +69,8 @@ def add_memory_commands(subparsers: argparse._SubParsersAction) -> None:
     review.set_defaults(func=run_review)
 
     searcher = actions.add_parser("searcher", help="the warm searcher of a server store: whether it runs, or stop it")
-    searcher.add_argument("action", choices=("status", "stop"), help="status: this store's; stop: every one of yours")
+    searcher.add_argument("action", choices=("status", "stop"),
+                          help="status: this store's; stop: every one of yours, and every warm brief server")
     searcher.add_argument("--json", action="store_true", help="print JSON")
     searcher.set_defaults(func=run_searcher)
 
@@ -144,11 +145,14 @@ def run_searcher(args: argparse.Namespace, config: PaoConfig) -> int:
 
     options = config.options("backends", BACKEND_NAME, LongtermOptions)
     if args.action == "stop":
-        stopped = warm.stop_all(time.monotonic() + READ_DEADLINE)
+        from pao_postgres.warm_brief import servers  # the warm brief servers: stopped with the searchers
+
+        stopped = warm.stop_all(time.monotonic() + READ_DEADLINE) + [
+            found["pid"] for found in servers(time.monotonic() + READ_DEADLINE, "stop").values() if found and "pid" in found]
         if args.json:
             print_json({"stopped": stopped})
         else:
-            print(f"stopped {len(stopped)} warm searcher{'s' if len(stopped) != 1 else ''}"
+            print(f"stopped {len(stopped)} warm searcher and brief server process{'es' if len(stopped) != 1 else ''}"
                   + (f" (pid {', '.join(map(str, stopped))})" if stopped else ""))
         return 0
     line = (warm.describe(options, config.home, BACKEND_NAME, time.monotonic() + READ_DEADLINE) if options.url.strip()

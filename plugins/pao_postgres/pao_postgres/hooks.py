@@ -14,6 +14,7 @@ from pao_postgres import BACKEND_NAME
 
 if TYPE_CHECKING:
     from pao_agents.spec import RegistryStore
+    from pao_core.contracts import Check
     from pao_core.config import PaoConfig
     from pao_postgres.backend import LongtermBackend
     from pao_postgres.options import LongtermOptions
@@ -43,6 +44,18 @@ def pao_ahead(command: str) -> list[str]:
 @hookimpl
 def pao_shortcuts(command: str) -> list[str]:
     return ["pao_postgres.warm_brief:answer"] if command == "brief" else []  # the warm brief server answers
+
+
+@hookimpl
+def pao_doctor_checks(config: PaoConfig) -> list[Check]:
+    import time  # only pao doctor asks
+
+    from pao_core.contracts import Check  # pao doctor's record: only when it runs
+    from pao_postgres.options import WarmBriefOptions  # likewise
+    from pao_postgres.warm_brief import describe  # sockets: only when pao doctor runs
+
+    enabled = config.options("warm_brief", "", WarmBriefOptions).enabled
+    return [Check("memory", "warm brief", "ok", f"warm brief: {describe(enabled, time.monotonic() + 1.0)}")]
 
 
 @hookimpl

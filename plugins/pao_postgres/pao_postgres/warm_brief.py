@@ -75,18 +75,19 @@ def _identity(path: str) -> list[Any] | None:
 
 def server_key(environ: Mapping[str, str]) -> str:
     """The digest naming the server that may answer this process (see the module's docstring)."""
-    from pao_core.paths import cache_path, config_path, home_path  # loaded already by the pao command
+    from pao_core.paths import config_path, home_path  # loaded already by the pao command
+    from pao_core.plugin_index import cache_file  # likewise
 
     umask = os.umask(0o077)
     os.umask(umask)
     material = [PROTOCOL, sys.executable, sys.path, os.getuid(), umask,
                 sorted((name, value) for name, value in environ.items() if name not in VOLATILE),
-                _identity(str(config_path(environ))), _identity(cache_path("plugins.json")),
+                _identity(str(config_path(environ))), _identity(cache_file()),
                 os.path.isdir(home_path(environ))]
     try:
         from _blake2 import blake2b  # the C module: hashlib's import costs more than this whole key
     except ImportError:
-        from hashlib import blake2b
+        from hashlib import blake2b  # a Python built without it: the same function, slower to import
     return blake2b(json.dumps(material).encode(), digest_size=16).hexdigest()
 
 
@@ -165,3 +166,24 @@ def servers(deadline: float, op: str = "status") -> dict[Path, dict[str, Any] | 
         except (OSError, ValueError):
             found[socket_path] = None
     return found
+
+
+def describe(enabled: bool, deadline: float) -> str:
+    """One line for ``pao doctor``: whether a warm brief server answers this environment's ``pao brief``."""
+    if off(os.environ):
+        return f"off ({ENV}=0)"
+    if not enabled:
+        return "off ([warm_brief] enabled = false)"
+    folder = private_socket.private_dir()
+    if folder is None:
+        return f"not used ({private_socket.runtime_dir()} must be a folder of yours that only you can enter: 0700)"
+    key = server_key(os.environ)
+    try:
+        found = private_socket.ask(paths(folder, key)["sock"], {"protocol": PROTOCOL, "op": "status"}, deadline)
+    except (OSError, ValueError):
+        return "running but not answering (pao brief runs in its own process)"
+    if found is None or "pid" not in found:
+        error = paths(folder, key)["error"]
+        reason = error.read_text(errors="replace").strip() if private_socket.recent(error, RETRY_START_S) else ""
+        return "not running" + (f" (last start failed: {reason})" if reason else " (the next pao brief starts one)")
+    return f"running (pid {found['pid']}, {found['briefs']} briefs, exits after {found['idle_s'] // 60} min idle)"
