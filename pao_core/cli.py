@@ -181,7 +181,8 @@ def _run(argv: list[str]) -> int:
         args.config_error = config_error
     elif config_error is not None:
         raise config_error
-    for router in plugins.command_routers(config):  # say, the agent runs on another machine
+    taken = (plugins.catalog or {}).get("routed")  # the commands a router may take (the plugin index's); None: any
+    for router in plugins.command_routers(config) if taken is None or args.command in taken else ():  # another machine
         routed = router.route(args, config)
         if routed is not None:
             return routed

@@ -111,6 +111,7 @@ class CommandRouter(abc.ABC):
 
     __slots__ = ()
     name: str
+    commands: frozenset[str] | None = None  # the only commands it may take (the plugin index keeps them); None: any
 
     @abc.abstractmethod
     def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:

@@ -304,10 +304,12 @@ def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
     named = {key: {name: sorted({function for found in getattr(manager.hook, f"pao_{key}")(command=name)
                                  if isinstance(found, (list, tuple)) for function in found if isinstance(function, str)})
                    for name, *_ in commands} for key in ("ahead", "shortcuts")}  # what pao_ahead, pao_shortcuts name
+    routers = plugins.command_routers(config)  # the commands routers may take: the others never load one
+    routed = None if any(r.commands is None for r in routers) else sorted(set().union(*(r.commands for r in routers)))
     if plugins.failures:
         return None
     version = next((source.version for _, source, _ in registered if source.default), None)
-    return {"plugins": entries, "commands": commands, "tables": tables, "version": version,
+    return {"plugins": entries, "commands": commands, "tables": tables, "version": version, "routed": routed,
             **{key: {name: found for name, found in by_command.items() if found} for key, by_command in named.items()}}
 
 

@@ -31,14 +31,14 @@ PARAPHRASE = "the ferry app crashes on old handsets"
 CRASH_RELEASE = "obs:ferrypass Play Console#3"
 """Only the vectors find it for PARAPHRASE (plugins/pao_postgres/tests/test_longterm_semantic.py)."""
 NOT_ON_THE_BRIEF_PATH = ("numpy", "cattrs.preconf.json", "pao_hosts", "pao_agents.registry", "pao_agents.lifecycle",
-                         "pao_tmux", "pao_machines.route", "pao_machines.listing", "pao_machines.remote", "pao_monitor",
+                         "pao_tmux", "pao_machines", "pao_monitor",
                          "pao_eval", "psycopg", "libtmux", "requests", "mcp", "pao_historyworker.commands",
                          "pao_postgres.commands", "pao_agents.spec.options", "pao_agents.spec.records",
                          "pao_historyworker.transcripts", "pao_agents.spec.hookspecs", "pao_agents.spec.contracts")
 """Modules whose import a ``pao brief`` process pays for nothing (issue 31: the whole process <= 10x ``python -c
 pass``): the vectors' numpy is the helper's, the records' JSON converter is made on first use, no plugin but the
-memory stores' and the briefing sections' is loaded (and pao-machines' hooks: every command asks its router first),
-and of those not the modules of their own commands, nor the agents' hooks, contracts, option tables and records
+memory stores' and the briefing sections' is loaded (pao-machines' router takes other commands: the plugin index
+says which), and of those not the modules of their own commands, nor the agents' hooks, contracts, option tables and records
 (added or named only when an agent hook is called), nor the history transcripts' parser (indexing reads transcripts, a
 search does not)."""
 NOT_IN_THE_HELPER = ("attr", "attrs", "cattrs", "pluggy", "hashlib", "_hashlib", "pao_core.models", "pao_core.config")

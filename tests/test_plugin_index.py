@@ -54,6 +54,43 @@ def test_a_command_imports_only_the_plugins_it_needs() -> None:
     assert not {"pao_tmux", "pao_mcp", "pao_monitor", "pao_historyworker", "importlib.metadata"} & imported(listed)
 
 
+ROUTER_PLUGIN = '''
+from pao_core import hookimpl
+from pao_core.contracts import CommandRouter
+
+
+class Everywhere(CommandRouter):
+    name = "everywhere"
+
+    def route(self, args, config):
+        print("routed", args.command)
+        return 0
+
+
+@hookimpl
+def pao_command_routers(config):
+    return [Everywhere()]
+'''
+
+
+@pytest.mark.hook("pao_command_routers")
+def test_a_command_no_router_takes_loads_no_router(site: Path, tmp_path: Path) -> None:
+    """pao-machines' router names the commands it may take: the plugin index keeps them, and ``pao brief`` (none
+    of them) does not import it; a router that names none is asked by every command, from the index too."""
+    run("--help")
+    briefed, listed = run("brief", "a topic"), run("list")
+    assert briefed.returncode == 0 and listed.returncode == 0, briefed.stderr + listed.stderr
+    assert not {name for name in imported(briefed) if name.startswith("pao_machines")}
+    assert "pao_machines.hooks" in imported(listed)
+
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
+    install_module_plugin(tmp_path / "pao-everywhere-src", site, "everywhere", ROUTER_PLUGIN)
+    run("--help", env=env)  # a complete load: the index of these plugins
+    everywhere = run("brief", "a topic", env=env)
+    assert everywhere.returncode == 0 and everywhere.stdout == "routed brief\n", everywhere.stderr
+    assert "pao_everywhere" in imported(everywhere)
+
+
 def test_installing_and_removing_a_plugin_shows_in_help_at_once(site: Path, tmp_path: Path) -> None:
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))}
     before = run("--help", env=env)

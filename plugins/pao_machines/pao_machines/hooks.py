@@ -33,6 +33,7 @@ class MachineRouter(CommandRouter):
     """Sends an agent's command to its machine; ``spawn --on``; ``list`` and ``broadcast`` across machines."""
 
     name = "machines"
+    commands = ROUTED
 
     def route(self, args: argparse.Namespace, config: PaoConfig) -> int | None:
         command = getattr(args, "command", None)

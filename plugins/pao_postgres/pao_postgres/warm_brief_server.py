@@ -104,7 +104,7 @@ class BriefServer:
         if request.get("op") == "status":  # the user's own process (peer checked): which server this is
             return {"pid": os.getpid(), "started": self.started, "briefs": self.briefs, "idle_s": self.idle_s}, False
         if request.get("op") == "stop":
-            return {"stopping": True, "pid": os.getpid()}, True
+            return {"stopping": True, "pid": os.getpid(), "briefs": self.briefs}, True
         if request.get("key") != self.key:
             return {"refused": "other settings"}, False
         if not self.code_holds():
