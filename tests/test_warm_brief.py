@@ -24,6 +24,7 @@ from typing import Callable, Iterator
 import pytest
 
 from pao_postgres import warm_brief
+from pao_testing.hostrun import until
 
 MEMORY = Path(__file__).resolve().parent / "data" / "eval2" / "memory.jsonl"
 TOPIC = "the ferry app crashes on old handsets"
@@ -80,20 +81,9 @@ def servers(env: dict[str, str] | None = None) -> dict[str, dict | None]:
     return json.loads(done.stdout or "{}")
 
 
-def wait_for(condition: Callable[[], object], timeout: float = 120.0, what: str = "") -> object:
-    limit = time.monotonic() + timeout
-    while time.monotonic() < limit:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s: {what}")
-
-
 def running_server() -> dict:
     """The one server of this test, once it listens (a cold ``pao brief`` started it as it exited)."""
-    found = wait_for(lambda: [status for status in servers().values() if status and "pid" in status],
-                     what="a warm brief server")
+    found = until(lambda: [status for status in servers().values() if status and "pid" in status], bool, 120)
     assert len(found) == 1, found
     return found[0]
 
@@ -108,7 +98,7 @@ def gone(pid: int, timeout: float = 30.0) -> bool:
         return state.exists() and state.read_text().split(") ", 1)[1].startswith("Z")
 
     try:
-        return bool(wait_for(ended, timeout, f"pid {pid} to end"))
+        return bool(until(ended, bool, timeout))
     except AssertionError:
         return False
 
@@ -133,6 +123,20 @@ def test_a_warm_brief_prints_what_a_cold_one_prints(pao: Pao, isolated_home: Pat
     assert written.returncode == 0 and (isolated_home / "CONTEXT_BRIEFING.md").exists(), written.stderr
     assert [status["briefs"] for status in servers().values()] == [3]
     assert f"warm brief: running (pid {server['pid']}, 3 briefs" in pao("doctor").stdout
+
+
+def test_what_was_added_to_memory_a_moment_ago_is_in_the_next_warm_brief(pao: Pao) -> None:
+    pao("brief", TOPIC)
+    running_server()
+    fact = "The ferry app's crash on old handsets was the zebrafish codec in release 7.4"
+    before = pao("brief", TOPIC)
+    added = pao("memory", "add", "ferrypass", fact)
+    after = pao("brief", TOPIC)
+
+    assert added.returncode == 0, added.stderr
+    assert "zebrafish" not in before.stdout and "zebrafish" in after.stdout
+    assert same(after) == same(pao("brief", TOPIC, env={warm_brief.ENV: "0"}))
+    assert [status["briefs"] for status in servers().values()] == [2]
 
 
 def test_a_changed_configuration_is_answered_by_its_own_server(pao: Pao, pao_config_file: Path) -> None:
@@ -258,7 +262,7 @@ def test_the_variable_and_the_configuration_turn_it_off(pao: Pao, runtime: Path,
 
     pao_config_file.write_text("[warm_brief]\nenabled = false\n")
     pao("brief", TOPIC)  # starts a server, which reads the configuration, marks its key off and exits
-    wait_for(lambda: list((runtime / "pao").glob("wb-*.off")), 60, "the key marked off")
+    until(lambda: list((runtime / "pao").glob("wb-*.off")), bool, 60)
     for _ in range(2):
         assert pao("brief", TOPIC).returncode == 0
     time.sleep(3)

@@ -134,7 +134,11 @@ def touch(path: Path) -> None:
 
 def detach() -> None:
     """Become nobody's child in a session of its own, with no terminal and stdio on the null device, so the
-    process that started it never waits for it and holds none of its pipes."""
+    process that started it never waits for it and holds none of its pipes; SIGTERM ends it through its
+    ``finally`` blocks (its socket removed)."""
+    import signal  # the listening end only
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     if os.fork() > 0:
         os._exit(0)  # the starter's child ends now: the server is nobody's child to wait for
     os.setsid()
@@ -144,12 +148,15 @@ def detach() -> None:
 
 
 def take_lock(path: Path) -> BinaryIO | None:
-    """The lock file at ``path``, held (``flock``) and holding this pid; None when another process holds it.
-    OSError when it cannot be opened (never through a planted link)."""
+    """The lock file at ``path``, held (``flock``) and holding this pid; None when another process holds it or
+    it cannot be opened (never through a planted link)."""
     import fcntl  # POSIX only
 
     while True:
-        lock = open(path, "a+b", opener=no_follow_opener)  # noqa: SIM115 (held as long as the process)
+        try:
+            lock = open(path, "a+b", opener=no_follow_opener)  # noqa: SIM115 (held as long as the process)
+        except OSError:
+            return None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -163,6 +170,14 @@ def take_lock(path: Path) -> BinaryIO | None:
     lock.write(f"{os.getpid()}\n".encode())
     lock.flush()
     return lock
+
+
+def record_failure(path: Path, exc: BaseException) -> None:
+    """Why a start failed, in one line at ``path`` for ``pao doctor`` (a URL in it keeps no password)."""
+    from pao_core.sanitize import mask_url  # only a failed start
+
+    with open(path, "w", opener=no_follow_opener) as error:
+        error.write(mask_url(" ".join(f"{type(exc).__name__}: {exc}".split())[:300]) + "\n")
 
 
 def bind(path: Path) -> tuple[Any, int]:

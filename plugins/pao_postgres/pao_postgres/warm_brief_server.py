@@ -20,7 +20,6 @@ import io
 import json
 import os
 import selectors
-import signal
 import sys
 import time
 from pathlib import Path
@@ -172,20 +171,13 @@ def run(key: str) -> int:
     if folder is None or warm_brief.off(environ) or warm_brief.server_key(environ) != key:
         return 1  # the settings changed since the request: the next brief asks for the new key's server
     files = warm_brief.paths(folder, key)
-    try:
-        lock = private_socket.take_lock(files["lock"])
-    except OSError:
-        return 1
+    lock = private_socket.take_lock(files["lock"])  # held as long as this process
     if lock is None:
         return 0  # another server of this key runs or starts
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     try:
         server = ready(key, folder, environ)
     except Exception as exc:  # noqa: BLE001 - any failure to start is reported the same way
-        from pao_core.sanitize import mask_url  # a URL in the reason keeps no password
-
-        with open(files["error"], "w", opener=private_socket.no_follow_opener) as error:
-            error.write(mask_url(" ".join(f"{type(exc).__name__}: {exc}".split())[:300]) + "\n")
+        private_socket.record_failure(files["error"], exc)
         return 1
     if server is None:
         private_socket.touch(files["off"])  # no client of this key starts one again

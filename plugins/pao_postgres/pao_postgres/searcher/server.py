@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import selectors
-import signal
 import socket
 import sys
 import threading
@@ -154,13 +153,9 @@ def run(spec: dict[str, Any]) -> int:
     if folder is None:
         return 1
     files = warm.paths(folder, spec["key"])
-    try:
-        lock = private_socket.take_lock(files["lock"])
-    except OSError:
-        return 1
+    lock = private_socket.take_lock(files["lock"])  # held as long as this process
     if lock is None:
         return 0  # another searcher of this key runs or starts
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     searcher = None
     try:
         searcher = Searcher(spec, folder)
@@ -169,11 +164,7 @@ def run(spec: dict[str, Any]) -> int:
         files["error"].unlink(missing_ok=True)
         warm.sweep(folder, spec["key"])  # what searchers of earlier settings or code left behind
     except Exception as exc:  # noqa: BLE001 - any failure to start is reported the same way
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        from pao_core.sanitize import mask_url  # a URL in the reason keeps no password
-
-        with open(files["error"], "w", opener=warm.no_follow_opener) as error:
-            error.write(mask_url(reason) + "\n")
+        private_socket.record_failure(files["error"], exc)
         if searcher is not None:
             searcher.close()
         return 1
