@@ -272,6 +272,43 @@ def test_the_variable_and_the_configuration_turn_it_off(pao: Pao, runtime: Path,
     assert not [line for line in ps() if "warm_brief_server" in line and str(runtime) in environ_of(line)]
 
 
+def test_no_more_servers_start_than_the_cap(pao: Pao, runtime: Path) -> None:
+    """Each key has its server (one per environment and configuration): their number is capped per user."""
+    import fcntl
+
+    pao("brief", TOPIC, env={warm_brief.ENV: "0"})  # makes the runtime folder
+    folder = runtime / "pao"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    others = [open(folder / f"wb-{index:020x}.lock", "wb") for index in range(warm_brief.MAX_SERVERS)]
+    try:
+        for held in others:  # as servers of other keys hold theirs
+            fcntl.flock(held, fcntl.LOCK_EX)
+        assert same(pao("brief", TOPIC)) == same(pao("brief", TOPIC, env={warm_brief.ENV: "0"}))
+        until(lambda: started_and_left(folder, {held.name for held in others}), bool, 60)  # the server it started
+        assert servers() == {}
+    finally:
+        for held in others:
+            held.close()
+    pao("brief", TOPIC)
+    assert running_server()["briefs"] == 0  # one fewer: this key's server runs
+
+
+def started_and_left(folder: Path, others: set[str]) -> bool:
+    """Whether a server of this test's key took its lock and let it go (it exited)."""
+    import fcntl
+
+    for lock in folder.glob("wb-*.lock"):
+        if str(lock) in others:
+            continue
+        with open(lock, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+    return False
+
+
 def test_an_idle_server_exits_and_so_does_one_whose_files_are_gone(pao: Pao, runtime: Path,
                                                                   pao_config_file: Path) -> None:
     pao_config_file.write_text("[warm_brief]\nidle_s = 10\n")

@@ -172,6 +172,22 @@ def take_lock(path: Path) -> BinaryIO | None:
     return lock
 
 
+def held(folder: Path, prefix: str) -> int:
+    """How many ``PREFIX-*.lock`` in ``folder`` a process holds (its server runs or starts)."""
+    import fcntl  # POSIX only: the locks
+
+    count = 0
+    for lock in folder.glob(f"{prefix}-*.lock"):
+        try:
+            with open(lock, "rb", opener=no_follow_opener) as handle:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            count += 1
+        except OSError:  # gone meanwhile, or not a file of ours
+            continue
+    return count
+
+
 def record_failure(path: Path, exc: BaseException) -> None:
     """Why a start failed, in one line at ``path`` for ``pao doctor`` (a URL in it keeps no password)."""
     from pao_core.sanitize import mask_url  # only a failed start

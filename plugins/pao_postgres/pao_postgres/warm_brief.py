@@ -42,6 +42,8 @@ ANSWER_S = 3.0
 """How long it waits for the answer (a brief's stores have 2 s by default) before it briefs in-process."""
 RETRY_START_S = 300.0
 """A server that failed to start is not started again for this long (its reason is kept)."""
+MAX_SERVERS = 4
+"""At most this many servers of one user run at once (one per key, each ~100-200 MB): a fifth key briefs in-process."""
 VOLATILE = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
 """What a shell changes from one command to the next: not part of the key (the cwd goes with each request)."""
 SERVED_OPTIONS = ("--json", "--raw-unredacted", "--folder")

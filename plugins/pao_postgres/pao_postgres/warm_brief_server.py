@@ -172,8 +172,8 @@ def run(key: str) -> int:
         return 1  # the settings changed since the request: the next brief asks for the new key's server
     files = warm_brief.paths(folder, key)
     lock = private_socket.take_lock(files["lock"])  # held as long as this process
-    if lock is None:
-        return 0  # another server of this key runs or starts
+    if lock is None or private_socket.held(folder, "wb") > warm_brief.MAX_SERVERS:
+        return 0  # another server of this key runs or starts, or as many of other keys as may run
     try:
         server = ready(key, folder, environ)
     except Exception as exc:  # noqa: BLE001 - any failure to start is reported the same way
