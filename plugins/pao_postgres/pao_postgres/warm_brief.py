@@ -184,8 +184,11 @@ def describe(enabled: bool, deadline: float) -> str:
         found = private_socket.ask(paths(folder, key)["sock"], {"protocol": PROTOCOL, "op": "status"}, deadline)
     except (OSError, ValueError):
         return "running but not answering (pao brief runs in its own process)"
-    if found is None or "pid" not in found:
-        error = paths(folder, key)["error"]
-        reason = error.read_text(errors="replace").strip() if private_socket.recent(error, RETRY_START_S) else ""
-        return "not running" + (f" (last start failed: {reason})" if reason else " (the next pao brief starts one)")
-    return f"running (pid {found['pid']}, {found['briefs']} briefs, exits after {found['idle_s'] // 60} min idle)"
+    if found is not None and "pid" in found:
+        return f"running (pid {found['pid']}, {found['briefs']} briefs, exits after {found['idle_s'] // 60} min idle)"
+    others = sorted(status["pid"] for status in servers(deadline).values() if status and "pid" in status)
+    if others:  # of other environments or settings (this process's own may differ: the model's loader sets some)
+        return f"running for other environments or settings (pid {', '.join(map(str, others))})"
+    error = paths(folder, key)["error"]
+    reason = error.read_text(errors="replace").strip() if private_socket.recent(error, RETRY_START_S) else ""
+    return "not running" + (f" (last start failed: {reason})" if reason else " (the next pao brief starts one)")
