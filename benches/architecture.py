@@ -2,7 +2,7 @@
 
     .venv/bin/python benches/architecture.py [--json]
 
-- **pao_core production lines**: ``wc -l`` over ``pao_core/**/*.py`` (the budget is 3,606, a
+- **pao_core production lines**: ``wc -l`` over ``pao_core/**/*.py`` (the budget is 3,607, a
   ratchet: issue 29 moved the agent side's contracts, records, options, hooks, errors and locked JSON
   edits to ``pao_agents.spec``, 4,139 -> 3,670; issue 30's start-up features (``--json`` errors, "did you
   mean", strict values, completion, doctor's deadline) and the guard on ``PAO_HOME`` added 33; one reader of
@@ -14,7 +14,7 @@
   broken file, a constant nobody read, and the topic-words helper moved to the one plugin that uses it took 82:
   3,588, under the target of 3,600; the generic ``pao_shortcuts`` hook, through which a plugin answers a command
   before anything loads (the warm brief server), added 10, and the routers' commands kept in the plugin index (so
-  a command no router takes loads none) 4: 3,606).
+  a command no router takes loads none) 5: 3,607).
 - **import cycles**: groups of modules of this repository (``pao_core``, each plugin,
   ``pao_testing``) that import each other, directly or through others, counting every
   import statement: module level, inside a function, and under ``if TYPE_CHECKING:`` (a
@@ -37,7 +37,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = [ROOT, *sorted((ROOT / "plugins").glob("*")), ROOT / "testing"]
-LINE_BUDGET = 3606
+LINE_BUDGET = 3607
 
 
 def modules() -> dict[str, Path]:

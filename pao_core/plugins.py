@@ -304,8 +304,9 @@ def catalog_of(plugins: Plugins, config: PaoConfig) -> dict[str, Any] | None:
     named = {key: {name: sorted({function for found in getattr(manager.hook, f"pao_{key}")(command=name)
                                  if isinstance(found, (list, tuple)) for function in found if isinstance(function, str)})
                    for name, *_ in commands} for key in ("ahead", "shortcuts")}  # what pao_ahead, pao_shortcuts name
-    routers = plugins.command_routers(config)  # the commands routers may take: the others never load one
-    routed = None if any(r.commands is None for r in routers) else sorted(set().union(*(r.commands for r in routers)))
+    taken = [router.commands for router in plugins.command_routers(config)]  # what the routers may take: the others
+    named_only = all(isinstance(names, frozenset) and all(isinstance(name, str) for name in names) for names in taken)
+    routed = sorted(set().union(*taken)) if named_only else None  # never load a router (None: every command asks)
     if plugins.failures:
         return None
     version = next((source.version for _, source, _ in registered if source.default), None)
