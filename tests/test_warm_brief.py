@@ -322,3 +322,16 @@ def test_an_idle_server_exits_and_so_does_one_whose_files_are_gone(pao: Pao, run
     orphan = running_server()
     pao_config_file.unlink()  # as a test's temporary home goes
     assert gone(orphan["pid"], timeout=20)
+
+
+def test_a_server_whose_code_changed_exits(pao: Pao) -> None:
+    """pao upgraded or edited under a running server: it answers no more and exits (the brief runs in-process)."""
+    pao("brief", TOPIC)
+    server = running_server()
+    module = Path(warm_brief.__file__)  # one of the files the server loaded
+    status = module.stat()
+    os.utime(module, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+    try:
+        assert gone(server["pid"], timeout=20)
+    finally:
+        os.utime(module, ns=(status.st_atime_ns, status.st_mtime_ns))
