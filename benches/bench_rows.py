@@ -89,6 +89,12 @@ def brief_rows(d: dict) -> list[Row]:
             Row("in-process `brief`, CPU time of all its threads", "", f"p50 {ms(d['in_process_brief_cpu_ms']['p50'])}",
                 None),
         ]
+    if "pao_brief_process_cold_ms" in d:  # the rows above: as a user runs it, the warm brief server answering
+        rows.append(Row("`pao brief TOPIC`, whole process, `PAO_WARM_BRIEF=0` (every brief in its own process)", "",
+                        f"p50 {ms(d['pao_brief_process_cold_ms']['p50'])}, CPU p50 "
+                        f"{ms(d['pao_brief_process_cold_cpu_ms']['p50'])}, {d['pao_brief_cold_to_python_ratio']}x "
+                        f"`python -c pass`; the warm brief servers answered {d['warm_brief_served']} of the "
+                        f"{d.get('warm_brief_runs', '?')} runs of the default and lexical rows", None))
     for name, values in d["backend_search_ms"].items():
         rows.append(Row(f"{name} search inside `brief`", "", f"p50 {ms(values['p50'])}", None))
     return rows

@@ -161,6 +161,7 @@ def _whole_process(tmp: Path, home: Path, topics: list[str], runs: int) -> dict:
         "pao_brief_process_cold_ms": figures(cli["cold"]),
         "pao_brief_process_cold_cpu_ms": figures(cli_cpu["cold"]),
         "warm_brief_served": served,
+        "warm_brief_runs": len(cli["semantic"]) + len(cli["lexical"]),
         "python_pass_process_ms": figures(cli["python"]),
         "pao_brief_to_python_ratio": round(statistics.median(cli["semantic"]) / statistics.median(cli["python"]), 1),
         "pao_brief_cold_to_python_ratio": round(statistics.median(cli["cold"]) / statistics.median(cli["python"]), 1),
