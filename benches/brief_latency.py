@@ -83,7 +83,8 @@ def main() -> int:
         print(f"pao brief process  {report['pao_brief_process_ms']}  ({args.cli_runs} runs)")
         print(f"python -c pass     {report['python_pass_process_ms']}  ratio {report['pao_brief_to_python_ratio']}"
               " (target <= 10)")
-        print(f"PAO_WARM_BRIEF=0   {report['pao_brief_process_cold_ms']}  ratio {report['pao_brief_cold_to_python_ratio']}"
+        print(f"PAO_WARM_BRIEF=0   {report['pao_brief_process_cold_ms']}"
+              f"  ratio {report['pao_brief_cold_to_python_ratio']}"
               f"; briefs the servers answered: {report['warm_brief_served']}")
     return 0
 
@@ -134,7 +135,8 @@ def _whole_process(tmp: Path, home: Path, topics: list[str], runs: int) -> dict:
     # ~/.cache/pao is rewritten by every other checkout's pao, which makes each run a complete plugin load;
     # and a runtime folder of its own (the warm brief servers of this run, stopped at its end)
     (tmp / "run").mkdir(mode=0o700)
-    base = {**os.environ, "PAO_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache"), "XDG_RUNTIME_DIR": str(tmp / "run")}
+    base = {**os.environ, "PAO_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache"),
+            "XDG_RUNTIME_DIR": str(tmp / "run")}
     base.pop(warm_brief.ENV, None)
     envs = {"python": base, "semantic": base, "lexical": {**base, "PAO_CONFIG": str(lexical_config)},
             "cold": {**base, warm_brief.ENV: "0"}}
@@ -145,7 +147,8 @@ def _whole_process(tmp: Path, home: Path, topics: list[str], runs: int) -> dict:
     _wait_for_servers(envs["semantic"], 2)
     for index in range(runs):
         for variant in variants:
-            command = ["-c", "pass"] if variant == "python" else ["-m", "pao_core", "brief", topics[index % len(topics)]]
+            topic = topics[index % len(topics)]
+            command = ["-c", "pass"] if variant == "python" else ["-m", "pao_core", "brief", topic]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             subprocess.run([sys.executable, *command], check=True, capture_output=True, env=envs[variant])

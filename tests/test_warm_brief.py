@@ -186,7 +186,8 @@ def test_another_user_gets_no_answer_and_an_impostor_is_not_believed(pao: Pao, r
     answer = base64.b64encode(b"IMPOSTOR\n").decode()
     impostor = subprocess.Popen(
         [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
-         "import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); print('up', flush=True)\n"
+         "import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n"
+         "print('up', flush=True)\n"
          "while True:\n c, _ = s.accept(); c.recv(65536); c.sendall(sys.argv[2].encode())",
          str(impostor_folder / "s"), f'{{"code": 0, "stdout": "{answer}", "stderr": ""}}\n'],
         stdout=subprocess.PIPE, text=True)

@@ -82,7 +82,8 @@ def read_line(connection: _socket.socket, deadline: float) -> bytes:
             raise ValueError("message too long")
 
 
-def ask(path: Path | str, message: dict[str, Any], deadline: float, connect_by: float | None = None) -> dict[str, Any] | None:
+def ask(path: Path | str, message: dict[str, Any], deadline: float,
+        connect_by: float | None = None) -> dict[str, Any] | None:
     """``message`` to the process listening at ``path``, its answer; None when none listens there or it is not
     the user's. OSError/ValueError when it breaks or does not connect by ``connect_by`` (else ``deadline``) or
     answer by ``deadline``."""

@@ -108,7 +108,7 @@ def answer(argv: Sequence[str]) -> int | None:
         return None
     key = server_key(os.environ)
     files = paths(folder, key)
-    streams = {name: [stream.encoding, stream.errors] for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr))}
+    streams = {"stdout": [sys.stdout.encoding, sys.stdout.errors], "stderr": [sys.stderr.encoding, sys.stderr.errors]}
     request = {"protocol": PROTOCOL, "key": key, "argv": list(argv), "cwd": os.getcwd(), "streams": streams}
     now = time.monotonic()
     try:
