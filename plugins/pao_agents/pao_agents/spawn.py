@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import time
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import attrs
 
 from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
-from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
+from pao_agents import agentdir, ahead, forked, launch, mcpwait, names, piped_briefing
 from pao_agents.conversation import send_text
 from pao_agents.receipt import nudge_receipt, submit_at_once
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
+from pao_agents.abandon import abandon
 from pao_agents.registry import open_registry
-from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
-from pao_agents.session import channels, deliver_briefing, host_command
+from pao_agents.resolve import AgentContext, agent_environment
+from pao_agents.session import channels, deliver_briefing, hand_briefing, host_command, pipes_briefing
 from pao_core.errors import PaoError, ValidationError, describe
-from pao_agents.spec.errors import UnknownAgent
-from pao_core.files import atomic_write, private_dir
 from pao_agents.spec.contracts import McpWiring
 from pao_core.models import Briefing
 from pao_agents.spec.records import AgentRecord, SpawnRequest
@@ -40,6 +37,9 @@ if TYPE_CHECKING:
 
 EARLY_GATHER_GRACE = 5.0
 """Seconds past the gathering deadline after which a child's briefing is given up (it is composed here instead)."""
+BRIEFING_GRACE = 3.0
+"""Seconds past the longest a briefing takes here (the child's gathering, its grace, then once more in this process)
+after which a CLI started first goes on without it (:mod:`pao_agents.piped_briefing`)."""
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
 
@@ -106,8 +106,14 @@ def spawn(
     clock.done("1 validate", f"{record.name} in {plan.request.folder} ({plan.request.host} on {plan.request.terminal})")
     try:
         underway.open_window(worktree)
-        briefing, wiring, delivered = underway.write_session(underway.briefing(early, briefing), env, mcp)
-        state = underway.start(env, wiring, str(delivered["briefing_file"]))
+        if briefing is None and pipes_briefing(plan.host, agents.config):  # the CLI starts first, its briefing follows
+            _, wiring, delivered = underway.write_session(None, env, mcp)
+            underway.release(env, wiring, piped=True)
+            briefing = underway.hand_over(underway.briefing(early, None), wiring)
+        else:
+            briefing, wiring, delivered = underway.write_session(underway.briefing(early, briefing), env, mcp)
+            underway.release(env, wiring)
+        state = underway.start(str(delivered["briefing_file"]))
         record = underway.register(record, state, briefing)
     except BaseException as exc:
         underway.abandon(exc, early)
@@ -151,11 +157,13 @@ class _Underway:
         self.clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         return briefing
 
-    def write_session(self, briefing: Briefing, env: Mapping[str, str], mcp: bool) -> tuple[Briefing, McpWiring, dict]:
-        """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed."""
+    def write_session(self, briefing: Briefing | None, env: Mapping[str, str], mcp: bool
+                      ) -> tuple[Briefing | None, McpWiring, dict]:
+        """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed.
+        ``briefing`` ``None``: its file is a pipe the CLI will wait at, filled by :meth:`hand_over`."""
         config, plugins, host_agent = self.agents.config, self.agents.plugins, self.plan.host
         wiring = agentdir.session_wiring(self.request, host_agent, config, plugins, env) if mcp else McpWiring()
-        if wiring.servers:  # a section may name the tools the session has
+        if wiring.servers and briefing is not None:  # a section may name the tools the session has
             briefing = _for_session(briefing, wiring, config, plugins)
         request, delivered = deliver_briefing(self.request, briefing, host_agent, config, plugins)
         self.extra.update(delivered)
@@ -164,18 +172,35 @@ class _Underway:
         self.held = mcpwait.holds_first_prompt(host_agent, wiring.servers, request.agent_dir) and request.prompt is not None
         self.request = attrs.evolve(request, mcp_args=wiring.args, prompt=None if self.held else request.prompt)
         self.extra["mcp"] = [server.name for server in wiring.servers]
-        self.clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
+        piped = briefing is None
+        self.clock.done("4 session files" if piped else "4 deliver",
+                        f"{delivered['delivery']}: {delivered['briefing_file']}{' (a pipe: its briefing follows)' if piped else ''}")
         self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
         trust = self.plan.trust
         self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
         return briefing, wiring, delivered
 
-    def start(self, env: Mapping[str, str], wiring: McpWiring, briefing_file: str) -> str:
-        """Steps 6-7: the agent starts in its window; once it is ready, the nudge. Returns the agent's state."""
-        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
+    def release(self, env: Mapping[str, str], wiring: McpWiring, piped: bool = False) -> None:
+        """Step 6: the agent starts in its window (with the feeder of its briefing's pipe when ``piped``)."""
+        host_agent, request = self.plan.host, self.request
         command = host_command(host_agent, request, env)
-        launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}))
+        feed = piped_briefing.feeder(request, _briefing_bound(self.agents.config)) if piped else None
+        launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}), feed)
         self.clock.done("6 spawn", self.target)
+
+    def hand_over(self, briefing: Briefing, wiring: McpWiring) -> Briefing:
+        """Step 4 for a CLI started first: the briefing composed for its session, put where its pipe's feeder takes it."""
+        config, plugins = self.agents.config, self.agents.plugins
+        if wiring.servers:
+            briefing = _for_session(briefing, wiring, config, plugins)
+        hand_briefing(self.request, briefing, plugins)
+        self.extra["briefing_piped"] = True
+        self.clock.done("4 deliver", f"through its pipe: {self.extra['briefing_file']}")
+        return briefing
+
+    def start(self, briefing_file: str) -> str:
+        """Step 7: once the agent is ready, the nudge. Returns the agent's state."""
+        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
         reader = self.agents.reader(request.host)
         ready = wait_or_ask(driver, self.target, reader, spawn_options(self.agents.config).ready_timeout, request, self.plan.trust)
         self.clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
@@ -203,6 +228,8 @@ class _Underway:
     def register(self, record: AgentRecord, state: str, briefing: Briefing) -> AgentRecord:
         """The registration completes: until here the record only held the name."""
         host_agent, request = self.plan.host, self.request
+        if self.extra.pop("briefing_piped", False):
+            self.extra["briefing_handed"] = piped_briefing.handed(request, _briefing_bound(self.agents.config))
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
         # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
         return self.agents.set_state(
@@ -217,9 +244,13 @@ class _Underway:
         if self.gate:
             launch.close_gate(self.gate)
         name = self.request.name
-        if not _abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
+        if not abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {name})") from None
+
+
+def _briefing_bound(config: PaoConfig) -> float:
+    return 2 * config.gather.deadline + EARLY_GATHER_GRACE + BRIEFING_GRACE
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:
@@ -336,36 +367,6 @@ def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
 def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
     """The host's session id, which appears once the agent took its first message (the nudge)."""
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
-
-
-def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any],
-             host_agent: HostAgent) -> bool:
-    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote (trust
-    entries included), free the name; false when the registry could not be told."""
-    if target:
-        try:
-            screen = driver.read(target)
-            failed = private_dir(Path(agents.config.home) / "failed")
-            atomic_write(failed / f"{name}.screen.txt", screen)
-        except PaoError:
-            pass
-        try:
-            driver.kill(target)
-        except PaoError:
-            pass
-    with contextlib.suppress(PaoError, OSError):
-        cleanup_written(agents.config, name, extra)
-    added = (extra.get("trust") or {}).get("added")
-    with contextlib.suppress(PaoError, OSError):
-        if added:
-            host_agent.unseed(str(added.get("folder", "")), added)
-    try:
-        agents.registry.remove(name)
-    except UnknownAgent:
-        pass
-    except PaoError:  # the registry went away mid-spawn
-        return False
-    return True
 
 
 @attrs.define
