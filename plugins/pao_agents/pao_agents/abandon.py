@@ -1,10 +1,14 @@
-"""Undoing a spawn that failed after its name was reserved (:func:`pao_agents.spawn.spawn`)."""
+"""A spawn's bookkeeping: its steps' clock, and undoing a spawn that failed after its name was reserved
+(:func:`pao_agents.spawn.spawn`)."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import attrs
 
 from pao_agents.resolve import cleanup_written
 from pao_agents.spec.errors import UnknownAgent
@@ -44,3 +48,23 @@ def abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str
     except PaoError:  # the registry went away mid-spawn
         return False
     return True
+
+
+Reporter = Callable[[str, float, str], None]
+"""Called as each spawn step ends: (step label, elapsed seconds, detail)."""
+
+
+@attrs.define
+class StepClock:
+    """Each step's time since the last one ended, told to ``report`` as it ends."""
+
+    steps: list[tuple[str, float]]
+    report: Reporter | None
+    last: float = attrs.field(factory=time.monotonic)
+
+    def done(self, label: str, detail: str) -> None:
+        now = time.monotonic()
+        self.steps.append((label, now - self.last))
+        if self.report is not None:
+            self.report(label, now - self.last, detail)
+        self.last = now

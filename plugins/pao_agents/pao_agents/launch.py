@@ -218,7 +218,7 @@ def feed_briefing(pipe: str, wait: float, owner: int) -> bool:
     The briefing is waited for at most ``wait`` seconds, and no longer than process ``owner`` (the spawning pao)
     lives: then the CLI reads an empty briefing. Then the pipe is written once the CLI opens it (within
     :data:`READER_WAIT`), and replaced by the briefing as a plain file for anything that reads it later."""
-    import errno
+    import errno  # (as in write_spec)
     import time  # (as in write_spec)
 
     ready, give_up = pipe + READY_SUFFIX, time.monotonic() + wait

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 import attrs
 
@@ -16,7 +17,7 @@ from pao_agents import agentdir, ahead, forked, launch, mcpwait, names, piped_br
 from pao_agents.conversation import send_text
 from pao_agents.receipt import nudge_receipt, submit_at_once
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
-from pao_agents.abandon import abandon
+from pao_agents.abandon import StepClock, Reporter, abandon
 from pao_agents.registry import open_registry
 from pao_agents.resolve import AgentContext, agent_environment
 from pao_agents.session import channels, deliver_briefing, hand_briefing, host_command, pipes_briefing
@@ -25,7 +26,8 @@ from pao_agents.spec.contracts import McpWiring
 from pao_core.models import Briefing
 from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import check_topic, reject_control
-from pao_core.waiting import poll_until
+from pao_core.waiting import Outcome, poll_until
+from pao_core.waiting import start as start_call
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
@@ -43,8 +45,6 @@ after which a CLI started first goes on without it (:mod:`pao_agents.piped_brief
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
 
-Reporter = Callable[[str, float, str], None]
-"""Called as each spawn step ends: (step label, elapsed seconds, detail)."""
 
 
 @attrs.frozen
@@ -90,7 +90,7 @@ def spawn(
     configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then. Step 1 also decides
     the folder's trust (:mod:`pao_agents.trust`); ``let_cli_ask`` overrides ``[trust] let_cli_ask``.
     """
-    clock = _StepClock([], report)
+    clock = StepClock([], report)
     early = _gather_early(topic, folder, config, plugins) if parallel and briefing is None and not worktree else None
     env = dict(os.environ if environ is None else environ)
     try:
@@ -106,14 +106,8 @@ def spawn(
     clock.done("1 validate", f"{record.name} in {plan.request.folder} ({plan.request.host} on {plan.request.terminal})")
     try:
         underway.open_window(worktree)
-        if briefing is None and pipes_briefing(plan.host, agents.config):  # the CLI starts first, its briefing follows
-            _, wiring, delivered = underway.write_session(None, env, mcp)
-            underway.release(env, wiring, piped=True)
-            briefing = underway.hand_over(underway.briefing(early, None), wiring)
-        else:
-            briefing, wiring, delivered = underway.write_session(underway.briefing(early, briefing), env, mcp)
-            underway.release(env, wiring)
-        state = underway.start(str(delivered["briefing_file"]))
+        briefing, briefing_file = underway.launch(early, briefing, env, mcp)
+        state = underway.start(briefing_file)
         record = underway.register(record, state, briefing)
     except BaseException as exc:
         underway.abandon(exc, early)
@@ -128,11 +122,12 @@ class _Underway:
 
     agents: AgentContext
     plan: Plan
-    clock: _StepClock
+    clock: StepClock
     request: SpawnRequest
     extra: dict[str, Any]
     target: str = ""
     gate: str = ""
+    opening: Outcome[str] | None = None
     held: bool = False
     """The task waits for the CLI to have pao's tools (see pao_agents.mcpwait) instead of going on its command line."""
 
@@ -143,8 +138,30 @@ class _Underway:
             self.request, self.extra["worktree"] = _in_worktree(self.request, self.agents.config)
             self.clock.done("1 worktree", self.request.folder)
         self.gate = launch.open_gate()
-        self.target = self.plan.driver.spawn(self.request.name, self.request.folder, launch.gate_argv(self.gate), {})
-        self.clock.done("1 window", f"{self.target}, waiting for its agent")
+        request, argv = self.request, launch.gate_argv(self.gate)
+        # on a thread: the terminal's own work (a tmux client and server) overlaps the session files and the pre-seed
+        self.opening = start_call(lambda: self.plan.driver.spawn(request.name, request.folder, argv, {}), name="pao-window")
+
+    def window(self) -> str:
+        """The window :meth:`open_window` opened (its error, if it failed)."""
+        if not self.target and self.opening is not None:
+            opening, self.opening = self.opening, None
+            self.target = opening.result()
+            self.clock.done("1 window", f"{self.target}, waiting for its agent")
+        return self.target
+
+    def launch(self, early: _Early | None, given: Briefing | None, env: Mapping[str, str], mcp: bool) -> tuple[Briefing, str]:
+        """Steps 2-6: the briefing and session files, then the agent; or, for a CLI that reads its briefing from a
+        pipe (:mod:`pao_agents.piped_briefing`), the session files and the agent first, then its briefing."""
+        if given is None and pipes_briefing(self.plan.host, self.agents.config):
+            _, wiring, delivered = self.write_session(None, env, mcp)
+            self.release(env, wiring, piped=True)
+            briefing = self.hand_over(self.briefing(early, None), wiring)
+        else:
+            self.window()
+            briefing, wiring, delivered = self.write_session(self.briefing(early, given), env, mcp)
+            self.release(env, wiring)
+        return briefing, str(delivered["briefing_file"])
 
     def briefing(self, early: _Early | None, given: Briefing | None) -> Briefing:
         """Steps 2-3: the briefing given, else the one gathered early for this topic and folder, else gathered here."""
@@ -184,6 +201,7 @@ class _Underway:
         """Step 6: the agent starts in its window (with the feeder of its briefing's pipe when ``piped``)."""
         host_agent, request = self.plan.host, self.request
         command = host_command(host_agent, request, env)
+        self.window()
         feed = piped_briefing.feeder(request, _briefing_bound(self.agents.config)) if piped else None
         launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}), feed)
         self.clock.done("6 spawn", self.target)
@@ -241,6 +259,9 @@ class _Underway:
         """Undo what this spawn made; a registry that could not be told is one clear error naming the name it holds."""
         if early is not None:
             early.briefing.cancel()
+        if self.opening is not None:
+            with contextlib.suppress(BaseException):
+                self.window()  # its window is closed below too
         if self.gate:
             launch.close_gate(self.gate)
         name = self.request.name
@@ -367,17 +388,3 @@ def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
 def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
     """The host's session id, which appears once the agent took its first message (the nudge)."""
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
-
-
-@attrs.define
-class _StepClock:
-    steps: list[tuple[str, float]]
-    report: Reporter | None
-    last: float = attrs.field(factory=time.monotonic)
-
-    def done(self, label: str, detail: str) -> None:
-        now = time.monotonic()
-        self.steps.append((label, now - self.last))
-        if self.report is not None:
-            self.report(label, now - self.last, detail)
-        self.last = now
