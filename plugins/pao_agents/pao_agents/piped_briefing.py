@@ -34,14 +34,15 @@ def feeder(request: SpawnRequest, wait: float) -> dict[str, object]:
     return {"pipe": str(Path(request.agent_dir, BRIEFING)), "wait": wait, "owner": os.getpid()}
 
 
-def handed(request: SpawnRequest, wait: float) -> bool | None:
+def handed(request: SpawnRequest, wait: float, patience: float = HANDED_WAIT) -> bool | None:
     """Whether the feeder gave the CLI its briefing: ``True``; ``None`` while the CLI has not read its pipe yet (say, a
     trust dialog comes first: the feeder still waits for it). ``False``: the CLI went on without it, which is said on
-    stderr, and the briefing is put in place as a plain file (a resume reads it)."""
+    stderr, and the briefing is put in place as a plain file (a resume reads it). ``patience``: how long to let the
+    feeder finish (none for a CLI waiting at its own dialog, which may read its pipe much later)."""
     assert request.agent_dir, "a piped briefing lives in the agent's folder"
     pipe = Path(request.agent_dir, BRIEFING)
     ready = Path(f"{pipe}{READY_SUFFIX}")
-    if poll_until(lambda: not ready.exists(), HANDED_WAIT, cap=0.02):
+    if poll_until(lambda: not ready.exists(), patience, cap=0.02):
         return True
     if pipe.is_fifo():
         return None

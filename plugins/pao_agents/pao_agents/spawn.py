@@ -247,7 +247,8 @@ class _Underway:
         """The registration completes: until here the record only held the name."""
         host_agent, request = self.plan.host, self.request
         if self.extra.pop("briefing_piped", False):
-            self.extra["briefing_handed"] = piped_briefing.handed(request, _briefing_bound(self.agents.config))
+            self.extra["briefing_handed"] = piped_briefing.handed(request, _briefing_bound(self.agents.config),
+                                                                  0.0 if state == "waiting" else piped_briefing.HANDED_WAIT)
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
         # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
         return self.agents.set_state(

@@ -190,3 +190,35 @@ def test_a_briefing_that_never_comes_leaves_the_agent_an_empty_one_within_its_bo
     from pao_core.waiting import poll_until
 
     assert poll_until(lambda: pipe.is_file(), 5) and pipe.read_text() == ""
+
+
+def test_a_briefing_composed_past_the_bound_is_said_and_kept_for_a_resume(tmp_path: Path, capsys) -> None:
+    from pao_agents.launch import READY_SUFFIX
+    from pao_agents.piped_briefing import handed
+    from pao_agents.spec.records import SpawnRequest
+
+    pipe, out, window = _piped_launch(tmp_path, wait=0.3, owner=os.getpid())
+    assert window.wait(timeout=30) == 0 and json.loads(out.read_text(encoding="utf-8"))["text"] == ""  # went on
+    from pao_core.waiting import poll_until
+
+    assert poll_until(lambda: pipe.is_file(), 5)
+    atomic_write(Path(f"{pipe}{READY_SUFFIX}"), "# Briefing, late\n", mode=0o600)  # pao composed it only now
+    request = SpawnRequest("t", str(tmp_path), "late", "claude-code", agent_dir=str(pipe.parent))
+
+    assert handed(request, 0.3, patience=0.2) is False
+    assert capsys.readouterr().err == f"pao: late started without its briefing (not composed within 0.3 s); it is in {pipe} for a resume\n"
+    assert pipe.read_text(encoding="utf-8") == "# Briefing, late\n"
+    assert sorted(p.name for p in pipe.parent.iterdir()) == ["briefing.md", "read.json"]
+
+
+def test_a_cli_that_has_not_read_its_pipe_yet_is_not_called_late(tmp_path: Path) -> None:
+    from pao_agents.launch import READY_SUFFIX
+    from pao_agents.piped_briefing import handed
+    from pao_agents.spec.records import SpawnRequest
+
+    os.mkfifo(tmp_path / "briefing.md", 0o600)  # no reader yet: a CLI at its own trust dialog
+    atomic_write(tmp_path / f"briefing.md{READY_SUFFIX}", "# Briefing\n", mode=0o600)
+    request = SpawnRequest("t", str(tmp_path), "asks", "claude-code", agent_dir=str(tmp_path))
+
+    assert handed(request, 10.0, patience=0.0) is None
+    assert (tmp_path / "briefing.md").is_fifo()
