@@ -23,9 +23,19 @@ from pao_core.waiting import poll_until
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import SpawnRequest
+    from pao_core.config import PaoConfig
 
+GRACE = 3.0
+"""Seconds past the longest a briefing takes in ``pao spawn`` (its helper's gathering and grace, then once more in its
+own process) after which a CLI started first goes on without it."""
 HANDED_WAIT = 2.0
 """Seconds the spawn's last step waits for the feeder to have taken the briefing (it usually has, long before)."""
+
+
+def bound(config: PaoConfig, early_grace: float) -> float:
+    """How long a CLI started first waits for its briefing: twice the gathering's deadline, ``early_grace`` and
+    :data:`GRACE`."""
+    return 2 * config.gather.deadline + early_grace + GRACE
 
 
 def feeder(request: SpawnRequest, wait: float) -> dict[str, object]:

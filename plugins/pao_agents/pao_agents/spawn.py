@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 
 EARLY_GATHER_GRACE = 5.0
 """Seconds past the gathering deadline after which a child's briefing is given up (it is composed here instead)."""
-BRIEFING_GRACE = 3.0
-"""Seconds past the longest a briefing takes here (the child's gathering, its grace, then once more in this process)
-after which a CLI started first goes on without it (:mod:`pao_agents.piped_briefing`)."""
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
 
@@ -178,6 +175,21 @@ class _Underway:
                       ) -> tuple[Briefing | None, McpWiring, dict]:
         """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed.
         ``briefing`` ``None``: its file is a pipe the CLI will wait at, filled by :meth:`hand_over`."""
+        host_agent, folder, trust = self.plan.host, self.request.folder, self.plan.trust
+        # on a thread: its file writes (the host's own state, synced to disk) overlap the session files'
+        seeding = start_call(lambda: preseed_step(host_agent, folder, trust), name="pao-pre-seed")
+        try:
+            briefing, wiring, delivered = self._session_files(briefing, env, mcp)
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                self.extra.update(seeding.result())  # what it added is undone with the rest
+            raise
+        self.extra.update(seeding.result())
+        self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
+        return briefing, wiring, delivered
+
+    def _session_files(self, briefing: Briefing | None, env: Mapping[str, str], mcp: bool
+                       ) -> tuple[Briefing | None, McpWiring, dict]:
         config, plugins, host_agent = self.agents.config, self.agents.plugins, self.plan.host
         wiring = agentdir.session_wiring(self.request, host_agent, config, plugins, env) if mcp else McpWiring()
         if wiring.servers and briefing is not None:  # a section may name the tools the session has
@@ -192,9 +204,6 @@ class _Underway:
         piped = briefing is None
         self.clock.done("4 session files" if piped else "4 deliver",
                         f"{delivered['delivery']}: {delivered['briefing_file']}{' (a pipe: its briefing follows)' if piped else ''}")
-        self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
-        trust = self.plan.trust
-        self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
         return briefing, wiring, delivered
 
     def release(self, env: Mapping[str, str], wiring: McpWiring, piped: bool = False) -> None:
@@ -202,7 +211,8 @@ class _Underway:
         host_agent, request = self.plan.host, self.request
         command = host_command(host_agent, request, env)
         self.window()
-        feed = piped_briefing.feeder(request, _briefing_bound(self.agents.config)) if piped else None
+        bound = piped_briefing.bound(self.agents.config, EARLY_GATHER_GRACE)
+        feed = piped_briefing.feeder(request, bound) if piped else None
         launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}), feed)
         self.clock.done("6 spawn", self.target)
 
@@ -247,8 +257,8 @@ class _Underway:
         """The registration completes: until here the record only held the name."""
         host_agent, request = self.plan.host, self.request
         if self.extra.pop("briefing_piped", False):
-            self.extra["briefing_handed"] = piped_briefing.handed(request, _briefing_bound(self.agents.config),
-                                                                  0.0 if state == "waiting" else piped_briefing.HANDED_WAIT)
+            bound, patience = piped_briefing.bound(self.agents.config, EARLY_GATHER_GRACE), piped_briefing.HANDED_WAIT
+            self.extra["briefing_handed"] = piped_briefing.handed(request, bound, 0.0 if state == "waiting" else patience)
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
         # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
         return self.agents.set_state(
@@ -269,10 +279,6 @@ class _Underway:
         if not abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {name})") from None
-
-
-def _briefing_bound(config: PaoConfig) -> float:
-    return 2 * config.gather.deadline + EARLY_GATHER_GRACE + BRIEFING_GRACE
 
 
 def _in_worktree(request: SpawnRequest, config: PaoConfig) -> tuple[SpawnRequest, dict[str, str]]:

@@ -206,7 +206,8 @@ def test_a_briefing_composed_past_the_bound_is_said_and_kept_for_a_resume(tmp_pa
     request = SpawnRequest("t", str(tmp_path), "late", "claude-code", agent_dir=str(pipe.parent))
 
     assert handed(request, 0.3, patience=0.2) is False
-    assert capsys.readouterr().err == f"pao: late started without its briefing (not composed within 0.3 s); it is in {pipe} for a resume\n"
+    said = f"pao: late started without its briefing (not composed within 0.3 s); it is in {pipe} for a resume\n"
+    assert capsys.readouterr().err == said
     assert pipe.read_text(encoding="utf-8") == "# Briefing, late\n"
     assert sorted(p.name for p in pipe.parent.iterdir()) == ["briefing.md", "read.json"]
 
