@@ -175,16 +175,9 @@ class _Underway:
                       ) -> tuple[Briefing | None, McpWiring, dict]:
         """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed.
         ``briefing`` ``None``: its file is a pipe the CLI will wait at, filled by :meth:`hand_over`."""
-        host_agent, folder, trust = self.plan.host, self.request.folder, self.plan.trust
-        # on a thread: its file writes (the host's own state, synced to disk) overlap the session files'
-        seeding = start_call(lambda: preseed_step(host_agent, folder, trust), name="pao-pre-seed")
-        try:
-            briefing, wiring, delivered = self._session_files(briefing, env, mcp)
-        except BaseException:
-            with contextlib.suppress(BaseException):
-                self.extra.update(seeding.result())  # what it added is undone with the rest
-            raise
-        self.extra.update(seeding.result())
+        host_agent, trust = self.plan.host, self.plan.trust
+        briefing, wiring, delivered = self._session_files(briefing, env, mcp)
+        self.extra.update(preseed_step(host_agent, self.request.folder, trust))
         self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
         return briefing, wiring, delivered
 
