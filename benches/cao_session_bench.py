@@ -58,7 +58,7 @@ from pao_testing.claude_cli import cli_environment, cli_path, rerun_isolated, se
 
 DEADLINE = 120.0
 """Seconds a task or message may take to reach the stub before the run counts as lost."""
-STEP_LINE = re.compile(r"pao: (\d [a-z-]+)\s+([\d.]+) ms", re.MULTILINE)
+STEP_LINE = re.compile(r"^pao: (\d\S* .+?)\s+([\d.]+) ms ", re.MULTILINE)
 """A step of ``pao spawn``'s report on stderr: its label and milliseconds."""
 
 

@@ -18,7 +18,9 @@ Every figure is in seconds from the moment before ``pao spawn`` is started (its 
   request carrying the task (what ``benches/cao_session_bench.py`` times as launch).
 
 **Spawn overhead** is ``cli exec``: what pao adds before the CLI can start at all (argv to the CLI's process
-exec'd: pao's start-up, validation, the briefing, the session files, the trust pre-seed, the window). It is
+exec'd: pao's start-up, validation, the session files, the trust pre-seed, the window; the briefing too for a CLI
+that does not read it from a pipe: Claude Code 2.0.77-2.1.332 does, so its briefing is composed after the CLI
+started, and its steps ``2-3`` and ``4 deliver`` come after step 6, see docs/lifecycle.md). It is
 paired with ``python -c pass`` timed the same way in the same run (start to exit), and with the bare CLI
 (``claude TASK`` in a tmux window, its task on its command line: the CLI's own floor, no pao at all).
 """
@@ -169,7 +171,9 @@ def main(runs: int, version: str) -> dict[str, object]:
     passes: list[float] = []
     with AnthropicStub() as stub:
         home = seed_home(base / "home")
-        env = {**os.environ, **cli_environment(home, stub.url), "PAO_HOME": str(base / "pao"),
+        # a user's pao has its bytecode cached (written on its first run): no PYTHONDONTWRITEBYTECODE from the caller
+        caller = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env = {**caller, **cli_environment(home, stub.url), "PAO_HOME": str(base / "pao"),
                "PAO_CONFIG": str(base / "pao.toml"), "PAO_CLAUDE_COMMAND": str(wrapper),
                "PAO_TMUX_SOCKET": f"pao-trace-{uuid.uuid4().hex[:8]}"}
         (base / "pao.toml").write_text("")

@@ -28,8 +28,26 @@ def _screen_off() -> None:
     ScreenReader.classify = blind
 
 
+def _slow_notes(seconds: float, done: str) -> None:
+    """``PAO_TEST_NOTES_DELAY=SECONDS``: each search of the notes takes that long, and writes when it ended to the
+    file ``PAO_TEST_NOTES_DONE`` (a slow store: the briefing is composed well after the spawn began)."""
+    import time
+
+    search = pao_notes.NotesBackend.search
+
+    def slow(self, query, limit, deadline):
+        time.sleep(seconds)
+        found = search(self, query, limit, deadline + seconds)
+        Path(done).write_text(repr(time.time()))
+        return found
+
+    pao_notes.NotesBackend.search = slow
+
+
 if __name__ == "__main__":
     if os.environ.get("PAO_TEST_SCREEN_OFF") == "1":
         _screen_off()
+    if os.environ.get("PAO_TEST_NOTES_DELAY"):
+        _slow_notes(float(os.environ["PAO_TEST_NOTES_DELAY"]), os.environ["PAO_TEST_NOTES_DONE"])
     get_plugins().manager.register(pao_notes, name="notes")
     sys.exit(main(sys.argv[1:]))

@@ -18,6 +18,14 @@ a private folder of its own), then goes on as above. ``pao spawn`` opens the win
 while the briefing is gathered and puts the spec there (:func:`release_gate`) only
 once the briefing, the session files and the trust pre-seed are written, so the agent
 itself starts after everything it reads at start-up exists.
+
+A spec may also name a briefing pipe (:func:`release_gate`'s ``briefing``): the agent's
+briefing file is then a FIFO the CLI reads once as it starts, and pao writes the briefing
+beside it (``READY``) once it is composed. Before the exec the launcher forks a feeder
+(:func:`feed_briefing`) that gives the CLI the briefing through the pipe as soon as both are
+there: so the CLI starts while the briefing is still gathered, and its first read waits
+for it. The wait is bounded (the spec's ``wait``, and no longer than the spawning pao lives):
+past it the CLI reads an empty briefing and goes on.
 """
 
 from __future__ import annotations
@@ -47,6 +55,12 @@ ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 GATE_WAIT = 300.0
 """Seconds a window opened early waits for its spec; then it ends (the pao that opened it is gone)."""
 GATE_POLL = 0.002
+FEED_POLL = 0.003
+"""Seconds between the feeder's looks for the briefing and for the CLI's read (each look is one system call)."""
+READER_WAIT = 120.0
+"""Seconds the feeder waits for the CLI to open its briefing pipe; then the pipe becomes a plain file."""
+READY_SUFFIX = ".ready"
+"""The composed briefing, written whole beside the pipe (``briefing.md.ready``), which the feeder hands over."""
 
 
 def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
@@ -69,7 +83,7 @@ def write_spec(command: Sequence[str], env: Mapping[str, str]) -> str:
     return path
 
 
-def _spec_json(command: Sequence[str], env: Mapping[str, str]) -> str:
+def _spec_json(command: Sequence[str], env: Mapping[str, str], briefing: Mapping[str, object] | None = None) -> str:
     import re  # (as in write_spec)
 
     from pao_core.errors import ValidationError  # (as in write_spec)
@@ -82,7 +96,7 @@ def _spec_json(command: Sequence[str], env: Mapping[str, str]) -> str:
     for text in (*command, *env.values()):
         if "\0" in text:
             raise ValidationError(f"a NUL byte cannot be passed to a program: {text!r}")
-    return json.dumps({"argv": list(command), "env": dict(env)})
+    return json.dumps({"argv": list(command), "env": dict(env), **({"briefing": dict(briefing)} if briefing else {})})
 
 
 def _fill(fd: int, path: str, data: str) -> None:
@@ -108,11 +122,14 @@ def gate_argv(gate: str) -> list[str]:
     return [sys.executable, "-I", "-S", LAUNCHER_PATH, "--await", gate]
 
 
-def release_gate(gate: str, command: Sequence[str], env: Mapping[str, str]) -> None:
-    """Start the agent of the window waiting at ``gate``: its spec, written whole and then renamed there."""
+def release_gate(gate: str, command: Sequence[str], env: Mapping[str, str], briefing: Mapping[str, object] | None = None) -> None:
+    """Start the agent of the window waiting at ``gate``: its spec, written whole and then renamed there.
+
+    ``briefing``: ``{"pipe": PATH, "wait": SECONDS, "owner": PID}`` when the agent's briefing file is a pipe that
+    :func:`feed_briefing` fills (the spawning pao writes ``PATH + READY_SUFFIX``; ``owner`` is its process)."""
     import tempfile  # (as in write_spec)
 
-    data = _spec_json(command, env)
+    data = _spec_json(command, env, briefing)
     fd, path = tempfile.mkstemp(dir=os.path.dirname(gate), prefix=".spec-", suffix=".json")  # mode 0600
     _fill(fd, path, data)
     os.replace(path, gate)
@@ -147,8 +164,8 @@ def with_terminal_identity(spec_env: Mapping[str, str], own: Mapping[str, str]) 
     return env
 
 
-def _take_spec(path: str) -> tuple[list[str], dict[str, str]]:
-    """The spec's command and environment; the file is deleted whether it was readable or not."""
+def _take_spec(path: str) -> tuple[list[str], dict[str, str], dict | None]:
+    """The spec's command, environment and briefing pipe; the file is deleted whether it was readable or not."""
     try:
         with open(path, encoding="utf-8") as handle:
             spec = json.load(handle)
@@ -159,7 +176,11 @@ def _take_spec(path: str) -> tuple[list[str], dict[str, str]]:
         raise ValueError("argv is not a list of words")
     if not all(isinstance(value, str) for value in env.values()):
         raise ValueError("env is not a table of strings")
-    return list(command), dict(env)
+    briefing = spec.get("briefing")
+    if briefing is not None and not (isinstance(briefing.get("pipe"), str) and isinstance(briefing.get("wait"), (int, float))
+                                     and isinstance(briefing.get("owner"), int)):
+        raise ValueError("briefing is not {pipe, wait, owner}")
+    return list(command), dict(env), briefing
 
 
 def _await(gate: str) -> bool:
@@ -174,6 +195,84 @@ def _await(gate: str) -> bool:
     return True
 
 
+def _start_feeder(pipe: str, wait: float, owner: int) -> None:
+    """:func:`feed_briefing` in a grandchild of its own session (no zombie of the CLI's, no signal from its terminal)."""
+    child = os.fork()
+    if child:
+        os.waitpid(child, 0)
+        return
+    try:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            feed_briefing(pipe, wait, owner)
+    finally:
+        os._exit(0)
+
+
+def feed_briefing(pipe: str, wait: float, owner: int) -> bool:
+    """Give the CLI reading the FIFO ``pipe`` the briefing pao writes to ``pipe + READY_SUFFIX``; ``True`` if it did.
+
+    The briefing is waited for at most ``wait`` seconds, and no longer than process ``owner`` (the spawning pao)
+    lives: then the CLI reads an empty briefing. Then the pipe is written once the CLI opens it (within
+    :data:`READER_WAIT`), and replaced by the briefing as a plain file for anything that reads it later."""
+    import errno  # (as in write_spec)
+    import time  # (as in write_spec)
+
+    ready, give_up = pipe + READY_SUFFIX, time.monotonic() + wait
+    while not os.path.exists(ready) and time.monotonic() < give_up and _alive(owner):
+        time.sleep(FEED_POLL)
+    try:
+        with open(ready, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        data = None
+    reader_by = time.monotonic() + READER_WAIT
+    while True:
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until the CLI opens it to read
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() > reader_by:
+                fd = None
+                break
+            time.sleep(FEED_POLL if time.monotonic() < reader_by - READER_WAIT + 5 else 0.05)  # slower after 5 s
+            continue
+        os.set_blocking(fd, True)
+        try:
+            os.write(fd, data or b"")  # one write: a pipe takes 64 KiB, a briefing is a few
+        except OSError:
+            pass
+        os.close(fd)
+        break
+    _settle(pipe, ready, data is not None)
+    return fd is not None and data is not None
+
+
+def _settle(pipe: str, ready: str, have: bool) -> None:
+    """The pipe replaced by the briefing (or by an empty file) as a plain file: a later read must not wait."""
+    try:
+        if have:
+            os.replace(ready, pipe)
+        else:
+            empty = pipe + ".empty"
+            os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            os.replace(empty, pipe)
+    except OSError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def main(argv: list[str]) -> int:
     gated = len(argv) == 2 and argv[0] == "--await"
     if gated:
@@ -185,7 +284,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -I -S launch.py SPEC  or  launch.py --await GATE", file=sys.stderr)
         return 2
     try:
-        command, spec_env = _take_spec(argv[0])
+        command, spec_env, briefing = _take_spec(argv[0])
     except OSError as exc:
         print(f"pao: cannot read the launch file {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
         return 127
@@ -197,6 +296,8 @@ def main(argv: list[str]) -> int:
             os.rmdir(os.path.dirname(argv[0]))  # the gate's own folder, empty now
         except OSError:
             pass
+    if briefing is not None:
+        _start_feeder(briefing["pipe"], float(briefing["wait"]), briefing["owner"])
     try:
         os.execvpe(command[0], command, with_terminal_identity(spec_env, os.environ))
     except OSError as exc:

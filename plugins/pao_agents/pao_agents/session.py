@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
@@ -23,13 +24,20 @@ if TYPE_CHECKING:
     from pao_core.plugins import Plugins
 
 
+def pipes_briefing(host_agent: HostAgent, config: PaoConfig) -> bool:
+    """Whether this spawn starts the CLI before its briefing is composed (the host's session channel is read from a
+    pipe, see :func:`pao_agents.launch.feed_briefing`)."""
+    return bool(channels(host_agent).session and spawn_options(config).delivery == "session" and host_agent.pipes_briefing)
+
+
 def deliver_briefing(
-    request: SpawnRequest, briefing: Briefing, host_agent: HostAgent, config: PaoConfig, plugins: Plugins
+    request: SpawnRequest, briefing: Briefing | None, host_agent: HostAgent, config: PaoConfig, plugins: Plugins
 ) -> tuple[SpawnRequest, dict[str, Any]]:
     """Step 4: the briefing into the agent's private folder (the host's session channel) or into the folder.
 
     Returns the request completed with what the command line needs (the agent's
-    folder, the first prompt) and what the record keeps about the delivery.
+    folder, the first prompt) and what the record keeps about the delivery. ``briefing``
+    ``None`` (:func:`pipes_briefing`): its file is a pipe, which :func:`hand_briefing` fills.
     """
     channel = channels(host_agent)
     if channel.session and spawn_options(config).delivery == "session":
@@ -37,9 +45,13 @@ def deliver_briefing(
         request = attrs.evolve(request, agent_dir=str(folder))
         prompt = host_agent.nudge(request, "") if request.nudge and channel.first_prompt else None
         request = attrs.evolve(request, prompt=prompt)
-        agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown})  # first: session files may be made from it
+        if briefing is None:
+            os.mkfifo(folder / agentdir.BRIEFING, 0o600)
+        else:
+            agentdir.write_private(folder, {agentdir.BRIEFING: briefing.markdown})  # first: session files may be made from it
         agentdir.write_private(folder, host_agent.session_files(request))
-        plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
+        if briefing is not None:
+            plugins.briefing_written(briefing, request.folder, str(folder / agentdir.BRIEFING))
         return request, {
             "delivery": channel.session, "briefing_file": str(folder / agentdir.BRIEFING),
             "agent_dir": str(folder), "events": event_channel(host_agent, request, channel),
@@ -57,6 +69,15 @@ def deliver_briefing(
         agentdir.write_private(folder, host_agent.session_files(request))
         wrote.update(agent_dir=str(folder), events=events)
     return request, {"delivery": "file", **wrote}
+
+
+def hand_briefing(request: SpawnRequest, briefing: Briefing, plugins: Plugins) -> None:
+    """The briefing for the pipe :func:`deliver_briefing` made: written whole beside it, for the launcher's feeder."""
+    from pao_agents.launch import READY_SUFFIX  # the launcher's own names
+
+    assert request.agent_dir, "a piped briefing lives in the agent's folder"
+    agentdir.write_private(Path(request.agent_dir), {agentdir.BRIEFING + READY_SUFFIX: briefing.markdown})
+    plugins.briefing_written(briefing, request.folder, str(Path(request.agent_dir, agentdir.BRIEFING)))
 
 
 def event_channel(host_agent: HostAgent, request: SpawnRequest, channel: Channels) -> str | None:

@@ -7,28 +7,27 @@ import functools
 import os
 import time
 import uuid
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 import attrs
 
 from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents.spec.calls import agent_spawned
-from pao_agents import agentdir, ahead, forked, launch, mcpwait, names
+from pao_agents import agentdir, ahead, forked, launch, mcpwait, names, piped_briefing
 from pao_agents.conversation import send_text
 from pao_agents.receipt import nudge_receipt, submit_at_once
 from pao_agents.trust import TrustDecision, decide, preseed_step, wait_or_ask
+from pao_agents.abandon import StepClock, Reporter, abandon
 from pao_agents.registry import open_registry
-from pao_agents.resolve import AgentContext, agent_environment, cleanup_written
-from pao_agents.session import channels, deliver_briefing, host_command
+from pao_agents.resolve import AgentContext, agent_environment
+from pao_agents.session import channels, deliver_briefing, hand_briefing, host_command, pipes_briefing
 from pao_core.errors import PaoError, ValidationError, describe
-from pao_agents.spec.errors import UnknownAgent
-from pao_core.files import atomic_write, private_dir
 from pao_agents.spec.contracts import McpWiring
 from pao_core.models import Briefing
 from pao_agents.spec.records import AgentRecord, SpawnRequest
 from pao_core.topic import check_topic, reject_control
-from pao_core.waiting import poll_until
+from pao_core.waiting import Outcome, poll_until
+from pao_core.waiting import start as start_call
 
 if TYPE_CHECKING:
     from pao_agents.forked import Forked
@@ -43,8 +42,6 @@ EARLY_GATHER_GRACE = 5.0
 SESSION_WAIT = 3.0
 """Seconds to wait after the nudge for the host's session id (later commands look again)."""
 
-Reporter = Callable[[str, float, str], None]
-"""Called as each spawn step ends: (step label, elapsed seconds, detail)."""
 
 
 @attrs.frozen
@@ -90,7 +87,7 @@ def spawn(
     configuration, when it did (:mod:`pao_agents.ahead`), else in a child forked then. Step 1 also decides
     the folder's trust (:mod:`pao_agents.trust`); ``let_cli_ask`` overrides ``[trust] let_cli_ask``.
     """
-    clock = _StepClock([], report)
+    clock = StepClock([], report)
     early = _gather_early(topic, folder, config, plugins) if parallel and briefing is None and not worktree else None
     env = dict(os.environ if environ is None else environ)
     try:
@@ -106,8 +103,8 @@ def spawn(
     clock.done("1 validate", f"{record.name} in {plan.request.folder} ({plan.request.host} on {plan.request.terminal})")
     try:
         underway.open_window(worktree)
-        briefing, wiring, delivered = underway.write_session(underway.briefing(early, briefing), env, mcp)
-        state = underway.start(env, wiring, str(delivered["briefing_file"]))
+        briefing, briefing_file = underway.launch(early, briefing, env, mcp)
+        state = underway.start(briefing_file)
         record = underway.register(record, state, briefing)
     except BaseException as exc:
         underway.abandon(exc, early)
@@ -122,11 +119,12 @@ class _Underway:
 
     agents: AgentContext
     plan: Plan
-    clock: _StepClock
+    clock: StepClock
     request: SpawnRequest
     extra: dict[str, Any]
     target: str = ""
     gate: str = ""
+    opening: Outcome[str] | None = None
     held: bool = False
     """The task waits for the CLI to have pao's tools (see pao_agents.mcpwait) instead of going on its command line."""
 
@@ -137,8 +135,30 @@ class _Underway:
             self.request, self.extra["worktree"] = _in_worktree(self.request, self.agents.config)
             self.clock.done("1 worktree", self.request.folder)
         self.gate = launch.open_gate()
-        self.target = self.plan.driver.spawn(self.request.name, self.request.folder, launch.gate_argv(self.gate), {})
-        self.clock.done("1 window", f"{self.target}, waiting for its agent")
+        request, argv = self.request, launch.gate_argv(self.gate)
+        # on a thread: the terminal's own work (a tmux client and server) overlaps the session files and the pre-seed
+        self.opening = start_call(lambda: self.plan.driver.spawn(request.name, request.folder, argv, {}), name="pao-window")
+
+    def window(self) -> str:
+        """The window :meth:`open_window` opened (its error, if it failed)."""
+        if not self.target and self.opening is not None:
+            opening, self.opening = self.opening, None
+            self.target = opening.result()
+            self.clock.done("1 window", f"{self.target}, waiting for its agent")
+        return self.target
+
+    def launch(self, early: _Early | None, given: Briefing | None, env: Mapping[str, str], mcp: bool) -> tuple[Briefing, str]:
+        """Steps 2-6: the briefing and session files, then the agent; or, for a CLI that reads its briefing from a
+        pipe (:mod:`pao_agents.piped_briefing`), the session files and the agent first, then its briefing."""
+        if given is None and pipes_briefing(self.plan.host, self.agents.config):
+            _, wiring, delivered = self.write_session(None, env, mcp)
+            self.release(env, wiring, piped=True)
+            briefing = self.hand_over(self.briefing(early, None), wiring)
+        else:
+            self.window()
+            briefing, wiring, delivered = self.write_session(self.briefing(early, given), env, mcp)
+            self.release(env, wiring)
+        return briefing, str(delivered["briefing_file"])
 
     def briefing(self, early: _Early | None, given: Briefing | None) -> Briefing:
         """Steps 2-3: the briefing given, else the one gathered early for this topic and folder, else gathered here."""
@@ -151,11 +171,21 @@ class _Underway:
         self.clock.done("2-3 gather+compose", f"{len(briefing.items)} items from {len(briefing.backends)} backends")
         return briefing
 
-    def write_session(self, briefing: Briefing, env: Mapping[str, str], mcp: bool) -> tuple[Briefing, McpWiring, dict]:
-        """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed."""
+    def write_session(self, briefing: Briefing | None, env: Mapping[str, str], mcp: bool
+                      ) -> tuple[Briefing | None, McpWiring, dict]:
+        """Steps 4-5: the briefing (for the session's MCP servers) and session files, the MCP wiring, the trust pre-seed.
+        ``briefing`` ``None``: its file is a pipe the CLI will wait at, filled by :meth:`hand_over`."""
+        host_agent, trust = self.plan.host, self.plan.trust
+        briefing, wiring, delivered = self._session_files(briefing, env, mcp)
+        self.extra.update(preseed_step(host_agent, self.request.folder, trust))
+        self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
+        return briefing, wiring, delivered
+
+    def _session_files(self, briefing: Briefing | None, env: Mapping[str, str], mcp: bool
+                       ) -> tuple[Briefing | None, McpWiring, dict]:
         config, plugins, host_agent = self.agents.config, self.agents.plugins, self.plan.host
         wiring = agentdir.session_wiring(self.request, host_agent, config, plugins, env) if mcp else McpWiring()
-        if wiring.servers:  # a section may name the tools the session has
+        if wiring.servers and briefing is not None:  # a section may name the tools the session has
             briefing = _for_session(briefing, wiring, config, plugins)
         request, delivered = deliver_briefing(self.request, briefing, host_agent, config, plugins)
         self.extra.update(delivered)
@@ -164,18 +194,34 @@ class _Underway:
         self.held = mcpwait.holds_first_prompt(host_agent, wiring.servers, request.agent_dir) and request.prompt is not None
         self.request = attrs.evolve(request, mcp_args=wiring.args, prompt=None if self.held else request.prompt)
         self.extra["mcp"] = [server.name for server in wiring.servers]
-        self.clock.done("4 deliver", f"{delivered['delivery']}: {delivered['briefing_file']}")
-        self.extra.update(preseed_step(host_agent, request.folder, self.plan.trust))
-        trust = self.plan.trust
-        self.clock.done("5 pre-seed", f"{host_agent.name}: {trust.why}" if trust.preseed else "none: the CLI asks")
+        piped = briefing is None
+        self.clock.done("4 session files" if piped else "4 deliver",
+                        f"{delivered['delivery']}: {delivered['briefing_file']}{' (a pipe: its briefing follows)' if piped else ''}")
         return briefing, wiring, delivered
 
-    def start(self, env: Mapping[str, str], wiring: McpWiring, briefing_file: str) -> str:
-        """Steps 6-7: the agent starts in its window; once it is ready, the nudge. Returns the agent's state."""
-        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
+    def release(self, env: Mapping[str, str], wiring: McpWiring, piped: bool = False) -> None:
+        """Step 6: the agent starts in its window (with the feeder of its briefing's pipe when ``piped``)."""
+        host_agent, request = self.plan.host, self.request
         command = host_command(host_agent, request, env)
-        launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}))
+        self.window()
+        bound = piped_briefing.bound(self.agents.config, EARLY_GATHER_GRACE)
+        feed = piped_briefing.feeder(request, bound) if piped else None
+        launch.release_gate(self.gate, command, agent_environment(env, {**host_agent.environment(request), **wiring.env}), feed)
         self.clock.done("6 spawn", self.target)
+
+    def hand_over(self, briefing: Briefing, wiring: McpWiring) -> Briefing:
+        """Step 4 for a CLI started first: the briefing composed for its session, put where its pipe's feeder takes it."""
+        config, plugins = self.agents.config, self.agents.plugins
+        if wiring.servers:
+            briefing = _for_session(briefing, wiring, config, plugins)
+        hand_briefing(self.request, briefing, plugins)
+        self.extra["briefing_piped"] = True
+        self.clock.done("4 deliver", f"through its pipe: {self.extra['briefing_file']}")
+        return briefing
+
+    def start(self, briefing_file: str) -> str:
+        """Step 7: once the agent is ready, the nudge. Returns the agent's state."""
+        host_agent, driver, request = self.plan.host, self.plan.driver, self.request
         reader = self.agents.reader(request.host)
         ready = wait_or_ask(driver, self.target, reader, spawn_options(self.agents.config).ready_timeout, request, self.plan.trust)
         self.clock.done("7 ready", f"{ready.polls} polls ({ready.verdict.state})")
@@ -203,6 +249,9 @@ class _Underway:
     def register(self, record: AgentRecord, state: str, briefing: Briefing) -> AgentRecord:
         """The registration completes: until here the record only held the name."""
         host_agent, request = self.plan.host, self.request
+        if self.extra.pop("briefing_piped", False):
+            bound, patience = piped_briefing.bound(self.agents.config, EARLY_GATHER_GRACE), piped_briefing.HANDED_WAIT
+            self.extra["briefing_handed"] = piped_briefing.handed(request, bound, 0.0 if state == "waiting" else patience)
         session = request.session_id or (_await_session(host_agent, record) if state == "busy" else host_agent.session_id(record))
         # "waiting" (the CLI's own trust dialog) notifies the user, through pao_agent_state_changed
         return self.agents.set_state(
@@ -214,10 +263,13 @@ class _Underway:
         """Undo what this spawn made; a registry that could not be told is one clear error naming the name it holds."""
         if early is not None:
             early.briefing.cancel()
+        if self.opening is not None:
+            with contextlib.suppress(BaseException):
+                self.window()  # its window is closed below too
         if self.gate:
             launch.close_gate(self.gate)
         name = self.request.name
-        if not _abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
+        if not abandon(self.agents, name, self.plan.driver, self.target, self.extra, self.plan.host) and isinstance(exc, Exception):
             raise PaoError(f"{describe(exc)}; {name} was not started, but the registry still holds its name "
                            f"(free it once the registry answers: pao kill --forget {name})") from None
 
@@ -336,47 +388,3 @@ def _reserve(registry: RegistryStore, plan: Plan, machine: str) -> AgentRecord:
 def _await_session(host_agent: HostAgent, record: AgentRecord, timeout: float = SESSION_WAIT) -> str | None:
     """The host's session id, which appears once the agent took its first message (the nudge)."""
     return poll_until(lambda: host_agent.session_id(record), timeout, first=0.02, cap=0.25)
-
-
-def _abandon(agents: AgentContext, name: str, driver: TerminalDriver, target: str, extra: Mapping[str, Any],
-             host_agent: HostAgent) -> bool:
-    """Undo a failed spawn: keep the last screen for the user, close the window, remove what pao wrote (trust
-    entries included), free the name; false when the registry could not be told."""
-    if target:
-        try:
-            screen = driver.read(target)
-            failed = private_dir(Path(agents.config.home) / "failed")
-            atomic_write(failed / f"{name}.screen.txt", screen)
-        except PaoError:
-            pass
-        try:
-            driver.kill(target)
-        except PaoError:
-            pass
-    with contextlib.suppress(PaoError, OSError):
-        cleanup_written(agents.config, name, extra)
-    added = (extra.get("trust") or {}).get("added")
-    with contextlib.suppress(PaoError, OSError):
-        if added:
-            host_agent.unseed(str(added.get("folder", "")), added)
-    try:
-        agents.registry.remove(name)
-    except UnknownAgent:
-        pass
-    except PaoError:  # the registry went away mid-spawn
-        return False
-    return True
-
-
-@attrs.define
-class _StepClock:
-    steps: list[tuple[str, float]]
-    report: Reporter | None
-    last: float = attrs.field(factory=time.monotonic)
-
-    def done(self, label: str, detail: str) -> None:
-        now = time.monotonic()
-        self.steps.append((label, now - self.last))
-        if self.report is not None:
-            self.report(label, now - self.last, detail)
-        self.last = now

@@ -164,8 +164,6 @@ def shown_path(folder: str) -> str:
 
 def decide(host: HostAgent, folder: str, config: PaoConfig, *, let_cli_ask: bool | None = None) -> TrustDecision:
     """Whether spawn pre-seeds ``host``'s trust for ``folder``; raises one line when it will not and the CLI may not ask."""
-    from pao_core.sanitize import strip_controls  # only spawn needs it: start-up stays light
-
     ask = trust_options(config).let_cli_ask if let_cli_ask is None else let_cli_ask
     reason = refusal(folder)
     if reason is None:
@@ -175,6 +173,8 @@ def decide(host: HostAgent, folder: str, config: PaoConfig, *, let_cli_ask: bool
         risks = host.project_risks(folder)
         if not risks:
             return TrustDecision(True, "its project settings run nothing")
+        from pao_core.sanitize import strip_controls  # only a refusal needs it: not on the way to the CLI's start
+
         first = strip_controls(risks[0])[:RISK_CHARS] + (f" (and {len(risks) - 1} more)" if len(risks) > 1 else "")
         message = (f"{folder} is not trusted and {host.name} would run what it says: {first}; "
                    f"trust it with `pao trust {shown_path(folder)}`")

@@ -56,6 +56,10 @@ STOP_FAILURE_SINCE = (2, 1, 332)
 """The first version measured with a StopFailure event (an API error ended the turn). Older ones (2.0.77) refuse
 a settings file naming it, every hook with it: the event is added only where the installed package is this or newer."""
 
+PIPED_BRIEFING = ((2, 0, 77), (2, 1, 332))
+"""The versions measured reading ``--append-system-prompt-file`` from a FIFO, waiting for its writer (2.1.332 opens it
+~0.2 s after its start, 2.0.77 ~1.2 s): between these, pao starts the CLI before the briefing is composed."""
+
 LAST_TO_WAIT_FOR_MCP = (2, 0, 77)
 """The newest version measured that waits for its ``--mcp-config`` servers before its first request in a terminal."""
 
@@ -102,6 +106,15 @@ class ClaudeCode(CliProfile):
         except PaoError:  # no CLI to read: the spawn says so; holding is the safe default
             return True
         return version is None or version > LAST_TO_WAIT_FOR_MCP
+
+    @property
+    def pipes_briefing(self) -> bool:  # type: ignore[override]
+        """A version measured reading its briefing file from a pipe (:data:`PIPED_BRIEFING`); others get a plain file."""
+        try:
+            version = package_version(self.executable()[0])
+        except PaoError:
+            return False
+        return version is not None and PIPED_BRIEFING[0] <= version <= PIPED_BRIEFING[1]
 
     # -- starting ------------------------------------------------------------------
 

@@ -107,16 +107,16 @@ class TmuxDriver(TerminalDriver):
 
     def paste(self, target: str, text: str) -> None:
         """Paste ``text`` as one bracketed paste (the program sees it as pasted, not typed)."""
-        server, pane = self._address(target)
+        server, pane = self._query_address(target)  # no libtmux: a spawn's task is pasted the moment it may be
         buffer = f"pao-{uuid.uuid4().hex[:12]}"
         fd, path = tempfile.mkstemp(prefix="pao-paste-", suffix=".txt")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            self._check(server.cmd("load-buffer", "-b", buffer, path), "load the paste buffer", server)
-            self._check(server.cmd("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}", server)
+            self._check(_tmux(server, "load-buffer", "-b", buffer, path), "load the paste buffer", server)
+            self._check(_tmux(server, "paste-buffer", "-p", "-d", "-b", buffer, "-t", pane), f"paste into {target}", server)
         except TmuxError:
-            server.cmd("delete-buffer", "-b", buffer)  # paste -d deletes it only on success
+            _tmux(server, "delete-buffer", "-b", buffer)  # paste -d deletes it only on success
             raise
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -126,8 +126,8 @@ class TmuxDriver(TerminalDriver):
         """Send one named key (``Enter``, ``Escape``, ``C-c``): never text."""
         if not _KEY_NAME.match(key):
             raise ValidationError(f"{key!r} is not a tmux key name")
-        server, pane = self._address(target)
-        self._check(server.cmd("send-keys", "-t", pane, key), f"press {key} in {target}", server)
+        server, pane = self._query_address(target)  # (as in paste)
+        self._check(_tmux(server, "send-keys", "-t", pane, key), f"press {key} in {target}", server)
 
     def read(self, target: str) -> str:
         """The visible screen; for a dead pane, its last output (tmux scrolls it up on exit)."""
@@ -263,7 +263,8 @@ def _tmux(socket: str, *args: str) -> _Ran:
     libtmux: its import (40-90 ms) would be most of the window's time, and a spawn polls
     the screen on the two cores the agent is starting on (measured: README). (Importing it
     while pao waits for the briefing was measured and dropped: it slowed the briefing's
-    helper more than it saved.) Pasting, keys, kill and attach go through libtmux.
+    helper more than it saved.) Pasting and keys too: a spawn's task is pasted the moment the CLI may take it, and
+    the import there was on the way to the task's first request. Kill and attach go through libtmux.
     """
     binary = shutil.which("tmux") or "tmux"
     done = subprocess.run([binary, *socket_args(socket), *args], capture_output=True, text=True, encoding="utf-8",

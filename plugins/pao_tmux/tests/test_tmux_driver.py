@@ -98,6 +98,27 @@ def test_paste_is_bracketed_and_verbatim_press_sends_a_key(driver: TmuxDriver, t
     assert list(private_tmp.iterdir()) == []  # no spec or paste file left behind
 
 
+def test_a_paste_and_its_key_do_not_load_libtmux(driver: TmuxDriver, tmp_path: Path) -> None:
+    """A spawn's task is pasted the moment its CLI may take it: libtmux's import (40-90 ms) is not on that way."""
+    out = tmp_path / "bytes"
+    probe = textwrap.dedent(
+        f"""
+        import sys, time
+        from pao_tmux.driver import TmuxDriver, TmuxOptions
+        driver = TmuxDriver(TmuxOptions(socket={driver.options.socket!r}, session="agents"))
+        target = driver.spawn("rec", {str(tmp_path)!r}, [sys.executable, "-c", {RECORDER!r}, {str(out)!r}], {{}})
+        while "recorder ready" not in driver.read(target):
+            time.sleep(0.02)
+        driver.paste(target, "the task")
+        driver.press(target, "Enter")
+        print("libtmux" in sys.modules)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
+    assert _eventually(lambda: out.exists() and out.read_bytes() == b"\x1b[200~the task\x1b[201~\r")
+
+
 def test_a_spawn_tmux_refuses_leaves_no_launch_file(
     tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -151,6 +151,9 @@ class HostAgent(abc.ABC):
     holds_first_prompt_for_mcp: ClassVar[bool] = False
     """With pao's MCP server wired, the task is typed once the CLI has the server's tools (``pao_agents.mcpwait``),
     not put on its command line: a CLI that starts its first turn before its MCP servers answered."""
+    pipes_briefing: ClassVar[bool] = False
+    """The CLI reads its session channel's briefing file once as it starts, and waits for a pipe there: pao starts it
+    before the briefing is composed and hands the briefing over through a FIFO (``pao_agents.launch.feed_briefing``)."""
 
     @abc.abstractmethod
     def command(self, request: SpawnRequest) -> list[str]:
