@@ -115,7 +115,21 @@ def _notification(payload: Mapping[str, Any]) -> Verdict:
         state = "ready"
     else:
         state = "waiting" if message else None
-    return Verdict(state, quoted(message) if state == "waiting" and message else None)
+    if state != "waiting":
+        return Verdict(state)
+    asked = _confirmation(payload.get("details"))
+    return Verdict(state, asked or (quoted(message) if message else None))
+
+
+def _confirmation(details: Any) -> str | None:
+    """What a Gemini CLI ToolPermission notification asks about (its ``details``: the tool's title and the command,
+    file, MCP tool or prompt it confirms), instead of its own words ("Tool Shell requires execution")."""
+    if not isinstance(details, dict) or not details.get("title"):
+        return None
+    subject = details.get("command") or details.get("filePath") or details.get("fileName") or details.get("prompt")
+    if not subject and details.get("toolName"):
+        subject = f"{details.get('serverName') or '?'}/{details['toolName']}"
+    return f"asks permission to use {quoted(details['title'])}" + (f": {quoted(subject)}" if subject else "")
 
 
 def _asks(payload: Mapping[str, Any]) -> str:
