@@ -64,8 +64,17 @@ def event_reason(record: AgentRecord) -> str:
         return ""
     from pao_agents.agentdir import EVENTS, read_events  # only a notice of a hook agent reads its log
 
+    from pao_agents.states import event_verdict  # likewise
+
     events = read_events(Path(agent_dir, EVENTS), 16 * 1024)
-    payload = events[-1]["event"] if events else {}
+    if not events:
+        return ""
+    payload = events[-1]["event"]
+    if isinstance(payload.get("message"), str) and not isinstance(payload.get("details"), dict):
+        return payload["message"]  # Claude Code's notifications say what they ask in their own words
+    verdict = event_verdict(events[-1])  # a permission request's tool, Gemini's confirmation, an API error's text
+    if verdict.state in ("waiting", "failed") and verdict.reason:
+        return verdict.reason
     said = next((payload.get(key) for key in ("message", "error", "reason") if isinstance(payload.get(key), str)), "")
     return said or ""
 

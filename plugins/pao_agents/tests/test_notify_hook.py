@@ -95,6 +95,29 @@ def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Pa
     assert not (folder / "notify.log").read_text()  # nothing failed
 
 
+def test_the_reason_notified_says_what_is_asked_or_what_failed(isolated_home: Path, pao_config_file: Path,
+                                                               tmp_path: Path) -> None:
+    """A permission request names its tool and command, Gemini's ToolPermission what it confirms (not its own
+    "Tool Shell requires execution"), an API error its text (not Claude Code's ``error: "unknown"``)."""
+    script, argv_log = argv_recorder(tmp_path)
+    pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
+    agents, _, commands = _hooked_agent("busy")
+    fired = [("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
+             ("UserPromptSubmit", {"prompt": "go on"}),
+             ("Notification", {"notification_type": "ToolPermission", "message": "Tool Shell requires execution",
+                               "details": {"type": "exec", "title": "Shell", "command": "touch notes.txt"}}),
+             ("StopFailure", {"error": "unknown", "last_assistant_message": "API Error: 400 invalid request"})]
+    for event, payload in fired:  # each recorded before the next: a change of state notifies, no change does not
+        _fire(commands[event], {"session_id": "s", "hook_event_name": event, **payload})
+        state = "busy" if event == "UserPromptSubmit" else "failed" if event == "StopFailure" else "waiting"
+        _wait(lambda: agents.registry.get("api").state == state or None)
+    _wait(lambda: len(recorded_argv(argv_log)) == 3 or None)
+    assert recorded_argv(argv_log) == [
+        ["waiting", 'asks permission to use "Bash": "rm -rf build"'],
+        ["waiting", 'asks permission to use "Shell": "touch notes.txt"'],
+        ["failed", 'API error "unknown": "API Error: 400 invalid request"']]
+
+
 def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
     """A failure repeated all day (here: the agent is gone from the registry) leaves the log at its newest lines."""
     from pao_agents.notifylog import KEEP, LIMIT
