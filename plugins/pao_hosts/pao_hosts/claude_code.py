@@ -146,7 +146,7 @@ class ClaudeCode(CliProfile):
         CLI does not know loses every hook, where without StopFailure only a failed turn waits for its screen."""
         command = self.executable()
         version = installed_version(command)
-        if version is None:
+        if version is None and shutil.which(command[0]):  # it is there but says no version (a missing one: spawn says)
             print(f"pao: cannot tell which Claude Code version {quoted(command[0])} is; its hooks leave out StopFailure "
                   "(a failed turn shows on its screen, not as an event)", file=sys.stderr)
         return (*HOOK_EVENTS, "StopFailure") if version is not None and version >= STOP_FAILURE_SINCE else HOOK_EVENTS
