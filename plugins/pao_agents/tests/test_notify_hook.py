@@ -105,7 +105,7 @@ def test_the_reason_notified_says_what_is_asked_or_what_failed(isolated_home: Pa
     fired = [("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
              ("UserPromptSubmit", {"prompt": "go on"}),
              ("Notification", {"notification_type": "ToolPermission", "message": "Tool Shell requires execution",
-                               "details": {"type": "exec", "title": "Shell", "command": "touch notes.txt"}}),
+                               "details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch notes.txt"}}),
              ("StopFailure", {"error": "unknown", "last_assistant_message": "API Error: 400 invalid request"})]
     for event, payload in fired:  # each recorded before the next: a change of state notifies, no change does not
         _fire(commands[event], {"session_id": "s", "hook_event_name": event, **payload})

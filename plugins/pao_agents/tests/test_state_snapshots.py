@@ -93,3 +93,10 @@ def test_hooks_and_the_transcript_alone_tell_claude_code_2_0_retrying(readers, t
     snapshot = _load(STATES / "claude-code-2.0.77" / "failed-refused.json")
     verdict = replay(snapshot, readers, tmp_path, with_screen=False)
     assert verdict is not None and verdict.state == "failed" and "retried (attempt" in verdict.reason
+
+
+def test_hooks_alone_tell_what_gemini_asks(readers, tmp_path: Path) -> None:
+    """Gemini CLI's ToolPermission notification, recorded with its hooks: the tool and its command, no screen read."""
+    snapshot = _load(STATES / "gemini-0.61.0" / "waiting-permission.json")
+    verdict = replay(snapshot, readers, tmp_path, with_screen=False)
+    assert verdict == ("waiting", 'asks permission to use "Shell": "touch pao-stub-file"', "hooks"), verdict
