@@ -60,3 +60,12 @@ def test_every_claude_code_test_runs_once_per_named_version() -> None:
     for test, _, version in ids:
         versions.setdefault(test, set()).add(version)
     assert all(named == {"9.0.1]", "9.0.2]"} for named in versions.values()), versions
+
+
+def test_a_malformed_selection_stops_pytest_with_one_line() -> None:
+    env = {**os.environ, "PAO_HELDOUT_CLIS": "aider@1"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/test_heldout_selection.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    said = (run.stdout + run.stderr).strip()
+    assert run.returncode != 0 and said == "ERROR: PAO_HELDOUT_CLIS: aider@1 is not NAME@VERSION with NAME one of " \
+        "claude-code, codex, gemini", said

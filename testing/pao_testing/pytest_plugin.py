@@ -38,6 +38,10 @@ def newest_first(versions: list[str]) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    try:
+        heldout_versions("claude-code")  # a malformed PAO_HELDOUT_CLIS: one line, before any test
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.addinivalue_line(
         "markers", "every_claude_pin(reason): run once per pinned Claude Code version (they behave differently here)"
     )
