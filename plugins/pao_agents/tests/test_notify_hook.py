@@ -118,6 +118,19 @@ def test_the_reason_notified_says_what_is_asked_or_what_failed(isolated_home: Pa
         ["failed", 'API error "unknown": "API Error: 400 invalid request"']]
 
 
+def test_a_notice_is_about_the_event_that_changed_the_state_not_one_appended_since(tmp_path: Path) -> None:
+    """The recorder runs in the background: by the time it notifies, the CLI may have gone on (a prompt, an error)."""
+    lines = [{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make deploy"}},
+             {"hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+             {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps({"event": line, "at": 1}) + "\n" for line in lines))
+    record = AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1",
+                         extra={"agent_dir": str(tmp_path), "events": "hooks (--settings)"})
+    assert notice(record, "waiting")["reason"] == 'asks permission to use "Bash": "make deploy"'
+    assert notice(record, "dead")["reason"] == "prompt_input_exit"
+    assert notice(record, "failed")["reason"] == ""  # no event of the log says failed: nothing to quote
+
+
 def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
     """A failure repeated all day (here: the agent is gone from the registry) leaves the log at its newest lines."""
     from pao_agents.notifylog import KEEP, LIMIT
