@@ -7,12 +7,14 @@ re-runs itself inside a loopback-only network namespace. Each case starts the re
 ``pao spawn`` does (the host profile's command, per-session hooks appending to ``events.jsonl``) in a
 private tmux server against a loopback stub that answers as the case needs (a reply, a slow reply, a
 tool call, HTTP 400, or a closed port), drives it into one state, and writes
-``<cli>-<version>/<case>.json``: the label, the screen and the event log exactly as the CLI left them.
+``<cli>-<version>/<case>.json``: the label, the screen and the event log exactly as the CLI left them
+(under ``heldout/`` for the versions ``PAO_HELDOUT_CLIS`` names instead of the pins: testing/pao_testing/heldout.py).
 tests/test_state_snapshots.py replays every file through pao's classification.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,11 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pao_testing.claude_cli import isolation_problem, pinned_versions  # noqa: E402
+from pao_testing.heldout import heldout_versions  # noqa: E402
 from pao_testing.hostrun import HostTmux  # noqa: E402
 from pao_testing.hostrun import pinned_versions as host_pins  # noqa: E402
 from pao_testing.loopback_stub import Reply  # noqa: E402
+from pao_testing.private import root_private_dir  # noqa: E402
 
 OUT = ROOT / "plugins" / "pao_agents" / "tests" / "data" / "states"
+if any(heldout_versions(name) for name in ("claude-code", "codex", "gemini")):
+    OUT = OUT / "heldout"  # versions pao was not pinned to (PAO_HELDOUT_CLIS): replayed apart from the pins'
 ASK = ("AskUserQuestion", {"questions": [{"question": "Which database should the service use?", "header": "Database",
                                           "multiSelect": False, "options": [
                                               {"label": "PostgreSQL", "description": "the shared server"},
@@ -142,8 +148,14 @@ def closed_port() -> int:
 
 
 def record(cli: str, version: str, case: str) -> None:
+    # Gemini CLI reads the system-defaults file carrying pao's hooks only below folders root alone owns (not /tmp)
+    place = root_private_dir("pao-states-") if cli == "gemini" else contextlib.nullcontext(Path(tempfile.gettempdir()))
+    with place as parent:
+        _record(cli, version, case, parent / "pao-states" / f"{cli}-{version}-{case}")
+
+
+def _record(cli: str, version: str, case: str, base: Path) -> None:
     label, reason, kind, preseed, prompt, wait = CASES[case]
-    base = Path(tempfile.gettempdir()) / "pao-states" / f"{cli}-{version}-{case}"
     shutil.rmtree(base, ignore_errors=True)
     home, folder, agent = base / "home", base / "project", base / "agent"
     for path in (home, folder, agent):
@@ -211,6 +223,7 @@ def launch(cli, version, case, stub, home, folder, agent, preseed):
         (agent / "briefing.md").write_text("State-snapshot project notes.\n")
         for name, text in profile.session_files(request).items():
             (agent / name).write_text(text)
+        env.update({key: value for key, value in profile.environment(request).items() if value is not None})
     if preseed:
         profile.preseed(str(folder))
     if cli == "claude-code":

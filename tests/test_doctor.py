@@ -112,12 +112,19 @@ def test_a_fresh_machine_names_what_is_missing(user: Path, capsys: pytest.Captur
     assert "pao history index" in " ".join(store["fix"] for store in stores.values())
 
 
-def test_an_unknown_cli_version_is_a_warning(user: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("prints", "said"), [
+    ("0.0.1 (Claude Code)", "older than all of them: pao treats it as the oldest, 2.0.77"),
+    ("2.1.100 (Claude Code)", "up to this one (the nearest measured: 2.0.77)"),
+    ("9.0.0 (Claude Code)", "newer: pao treats it as the newest it knows, 2.1.332"),
+    ("claude, a custom build", "pao cannot read this version"),  # it runs: a warning, not "not found"
+])
+def test_an_unknown_cli_version_is_a_warning_saying_how_pao_treats_it(user: Path, capsys: pytest.CaptureFixture[str],
+                                                                      prints: str, said: str) -> None:
     cli = Path(os.environ["PAO_CLAUDE_COMMAND"])
-    cli.write_text("#!/bin/sh\necho '0.0.1 (Claude Code)'\n")
+    cli.write_text(f"#!/bin/sh\necho '{prints}'\n")
     code, report = doctor(capsys)
     host = by_area(report, "host")["claude-code"]
-    assert code == 0 and host["status"] == "warn" and "not this version" in host["line"]
+    assert code == 0 and host["status"] == "warn" and "not this version" in host["line"] and said in host["line"], host
 
 
 def test_a_stopped_postgresql_fails_within_the_deadline(user: Path, pao_config_file: Path,

@@ -1,5 +1,6 @@
 """The real Claude Code CLI exits (``/exit``): its SessionEnd hook records the agent ``dead`` and notifies at
-once, with no ``pao status`` or ``pao monitor`` to look at its terminal.
+once, with no ``pao status`` or ``pao monitor`` to look at its terminal; an API error ending a turn does the same
+for ``failed``.
 
 ``pao spawn`` runs in this process with the real pao-tmux driver on a private socket and the pinned CLI against
 a loopback stub; ``[notify] command`` is a real executable recording its argv. Runs once per pinned version.
@@ -25,8 +26,10 @@ pytestmark = pytest.mark.realcli
 
 
 def _spawn_api(claude_cli: Path, claude_env: dict[str, str], private_tmux: PrivateTmux, pao_config_file: Path,
-               tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
-    """``api`` spawned with ``[notify] command`` recording its argv, once its first turn ended: its pane, the log."""
+               tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               task: str = "say hello", ended: str = "ready") -> tuple[str, Path]:
+    """``api`` spawned with ``[notify] command`` recording its argv, once its first turn ended (in state ``ended``):
+    its pane, the log."""
     folder = tmp_path / "deploy-tools"
     folder.mkdir()
     script, argv_log = argv_recorder(tmp_path)
@@ -38,7 +41,7 @@ def _spawn_api(claude_cli: Path, claude_env: dict[str, str], private_tmux: Priva
     monkeypatch.setenv("PAO_LOAD_PLUGINS", "pao-agents,pao-tmux,pao-hosts")
     reset_plugins()
     try:
-        code = main(["spawn", "say hello", "--folder", str(folder), "--name", "api", "--json"])
+        code = main(["spawn", task, "--folder", str(folder), "--name", "api", "--json"])
     finally:
         reset_plugins()
     out, err = capsys.readouterr()
@@ -46,8 +49,22 @@ def _spawn_api(claude_cli: Path, claude_env: dict[str, str], private_tmux: Priva
     spawned = json.loads(out)
     pane = (spawned["record"] if "record" in spawned else spawned)["target"].rpartition(":")[2]  # "SESSION:%N"
     registry = AgentContext.open(load_config()).registry
-    until(lambda: registry.get("api").state, lambda state: state == "ready", timeout=90)  # the turn's Stop
+    until(lambda: registry.get("api").state, lambda state: state == ended, timeout=90)  # the turn's Stop
     return pane, argv_log
+
+
+def test_an_api_error_ending_the_turn_records_failed_and_notifies(
+    claude_cli: Path, claude_env: dict[str, str], anthropic_stub: AnthropicStub, private_tmux: PrivateTmux,
+    pao_config_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every turn answered HTTP 400: StopFailure (2.1.78 on; 2.0's Stop and its transcript) records ``failed`` with
+    the error, and notifies, with no status or monitor reading the screen."""
+    anthropic_stub.error_trigger = "FAIL-IT"
+    _, argv_log = _spawn_api(claude_cli, claude_env, private_tmux, pao_config_file, tmp_path, monkeypatch, capsys,
+                             task="FAIL-IT: say hello", ended="failed")
+    runs = until(lambda: recorded_argv(argv_log), lambda runs: any(run[1] == "failed" for run in runs), timeout=30)
+    failed = [run for run in runs if run[1] == "failed"]
+    assert len(failed) == 1 and failed[0][0] == "api" and "invalid request" in failed[0][2], runs
 
 
 def test_exiting_the_cli_records_dead_and_notifies(

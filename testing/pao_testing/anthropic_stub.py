@@ -73,6 +73,8 @@ class AnthropicStub(LoopbackStub):
 
     tool_trigger: str | None = None
     tool_call: tuple[str, dict[str, Any]] = ("Bash", {"command": "touch pao-stub-file", "description": "Create a file"})
+    error_trigger: str | None = None
+    """A turn of the conversation whose text holds it is answered HTTP 400 (an API error ends the turn)."""
 
     def messages(self) -> list[MessagesRequest]:
         """The ``POST /v1/messages`` requests so far, oldest first."""
@@ -102,6 +104,10 @@ class AnthropicStub(LoopbackStub):
             return Reply(200, "text/plain", b"")
         if request.method == "POST" and request.route == "/v1/messages/count_tokens":
             return Reply.json({"input_tokens": max(1, int(request.header("content-length") or 0) // 4)})
+        if self.error_trigger and isinstance(request, MessagesRequest) and request.is_conversation \
+                and self.error_trigger in request.text():
+            error = {"type": "invalid_request_error", "message": "pao-stub: invalid request (error_trigger)"}
+            return Reply.json({"type": "error", "error": error}, status=400)
         if request.method == "POST" and request.route == "/v1/messages":
             body = request.body
             model = body.get("model", "stub") if isinstance(body, dict) else "stub"

@@ -21,14 +21,20 @@ from typing import Mapping, Sequence
 
 import attrs
 
+from pao_testing.heldout import heldout_versions, installed_binary
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DUMMY_API_KEY = "sk-ant-api03-pao-test-dummy-key-0123456789abcdefghij"
 """Never a real key: the CLI only ever talks to the loopback stub."""
 
 
 def pinned_versions(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The CLI versions under test: ``PAO_CLAUDE_VERSIONS`` if set (empty: none), else ``scripts/pins.sh``."""
+    """The CLI versions under test: the held-out ones ``PAO_HELDOUT_CLIS`` names (:mod:`pao_testing.heldout`), else
+    ``PAO_CLAUDE_VERSIONS`` if set (empty: none), else ``scripts/pins.sh``."""
     env = os.environ if environ is None else environ
+    heldout = heldout_versions("claude-code", env)
+    if heldout:
+        return heldout
     if "PAO_CLAUDE_VERSIONS" in env:
         return env["PAO_CLAUDE_VERSIONS"].split()
     try:
@@ -41,8 +47,8 @@ def pinned_versions(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def cli_path(version: str) -> Path:
     """The installed CLI of ``version``; raises with the set-up command when it is missing."""
-    root = Path(os.environ.get("PAO_CLAUDE_CACHE") or REPO_ROOT / ".cache" / "claude-code")
-    path = root / version / "node_modules" / ".bin" / "claude"
+    cache = os.environ.get("PAO_CLAUDE_CACHE")
+    path = Path(cache, version, "node_modules", ".bin", "claude") if cache else installed_binary("claude-code", version, "claude")
     if not path.exists():
         raise FileNotFoundError(f"Claude Code {version} is not installed at {path}: run scripts/setup --test")
     return path

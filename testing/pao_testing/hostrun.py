@@ -18,6 +18,7 @@ from typing import Callable
 import attrs
 
 from pao_testing.claude_cli import REPO_ROOT, PrivateTmux, isolation_problem
+from pao_testing.heldout import heldout_versions, installed_binary
 
 
 def fail_unless_loopback_only() -> None:
@@ -30,7 +31,11 @@ def fail_unless_loopback_only() -> None:
 
 
 def pinned_versions(variable: str) -> list[str]:
-    """The versions ``scripts/pins.sh`` pins in ``variable`` (the environment wins, as in the script)."""
+    """The versions ``scripts/pins.sh`` pins in ``variable`` (the environment wins, as in the script); the held-out
+    ones ``PAO_HELDOUT_CLIS`` names instead, when it names any of this CLI (:mod:`pao_testing.heldout`)."""
+    heldout = heldout_versions(variable.removeprefix("PAO_").removesuffix("_VERSIONS").lower())
+    if heldout:
+        return heldout
     if variable in os.environ:
         return os.environ[variable].split()
     text = (REPO_ROOT / "scripts" / "pins.sh").read_text(encoding="utf-8")
@@ -39,9 +44,9 @@ def pinned_versions(variable: str) -> list[str]:
 
 
 def pinned_cli(name: str, binary: str, variable: str) -> Path | None:
-    """The first pinned install of a CLI under ``.cache/NAME/VERSION/`` (``None``: none pinned)."""
+    """The first pinned (or held-out) install of a CLI under ``.cache/NAME/VERSION/`` (``None``: none pinned)."""
     versions = pinned_versions(variable)
-    return REPO_ROOT / ".cache" / name / versions[0] / "node_modules" / ".bin" / binary if versions else None
+    return installed_binary(name, versions[0], binary) if versions else None
 
 
 @attrs.define

@@ -6,7 +6,8 @@
 - ``claude_home``: a temporary HOME pre-seeded as a returning user (onboarding done,
   the dummy key approved); never the real user's HOME.
 - ``claude_version`` / ``claude_cli``: the newest pinned CLI version and its path; a test marked
-  ``every_claude_pin(reason)`` (where the pins behave differently) runs once per pinned version.
+  ``every_claude_pin(reason)`` (where the pins behave differently) runs once per pinned version; with
+  ``PAO_HELDOUT_CLIS`` naming Claude Code versions (``pao_testing.heldout``), every test runs once per named version.
 - ``claude_env``: the CLI's environment (stub URL, dummy key, no updater, no npm).
 - ``private_tmux``: a tmux server on a private socket, killed after the test.
 - ``private_tmp``: the test's own folder for ``tempfile`` (launch specs, paste files).
@@ -26,6 +27,7 @@ import pytest
 
 from pao_testing.anthropic_stub import AnthropicStub
 from pao_testing.claude_cli import PrivateTmux, cli_environment, cli_path, isolation_problem, pinned_versions, seed_home
+from pao_testing.heldout import heldout_versions
 from pao_testing.sshd import LoopbackSshd
 
 
@@ -36,9 +38,18 @@ def newest_first(versions: list[str]) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    try:
+        heldout_versions("claude-code")  # a malformed PAO_HELDOUT_CLIS: one line, before any test
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.addinivalue_line(
         "markers", "every_claude_pin(reason): run once per pinned Claude Code version (they behave differently here)"
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    named = os.environ.get("PAO_HELDOUT_CLIS")
+    return f"held-out CLI versions (PAO_HELDOUT_CLIS): {named}" if named else None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -46,7 +57,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # and the marked tests (the full spawn path among them) still run every pin.
     if "claude_version" in metafunc.fixturenames:
         versions = newest_first(pinned_versions())
-        if metafunc.definition.get_closest_marker("every_claude_pin") is None:
+        if metafunc.definition.get_closest_marker("every_claude_pin") is None and not heldout_versions("claude-code"):
             versions = versions[:1]
         metafunc.parametrize("claude_version", versions, scope="function")
 

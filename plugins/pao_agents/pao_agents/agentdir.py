@@ -227,11 +227,13 @@ PROMPT_EVENTS = frozenset({"UserPromptSubmit", "BeforeAgent"})
 
 def prompt_receipt(events: Iterable[Mapping[str, Any]], since: float, fragment: str) -> float | None:
     """When the CLI reported a prompt submitted at ``since`` (whole seconds: a hook's ``date +%s``) or later whose
-    text holds ``fragment`` (whitespace ignored), or one too long to keep its text (``truncated``)."""
+    text holds ``fragment`` (whitespace ignored), or one too long to keep its text (``truncated``), or one whose
+    event carries no ``prompt`` at all (a CLI version that names or shapes it otherwise still confirms a submit)."""
     for event in events:
         if event["name"] in PROMPT_EVENTS and event["at"] >= int(since):
             prompt = event["event"].get("prompt")
-            if event["event"].get("truncated") or isinstance(prompt, str) and fragment in "".join(prompt.split()):
+            if event["event"].get("truncated") or "prompt" not in event["event"] or \
+                    isinstance(prompt, str) and fragment in "".join(prompt.split()):
                 return event["at"]
     return None
 

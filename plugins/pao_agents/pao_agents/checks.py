@@ -134,6 +134,26 @@ def _check_lock(lock: Path) -> Check:
     return Check("registry", "lock", "ok", "registry lock: free")
 
 
+def _numbers(version: str) -> tuple[int, ...] | None:
+    head = version.split("-")[0].split("+")[0].split(".")
+    return tuple(map(int, head)) if len(head) == 3 and all(part.isdigit() for part in head) else None
+
+
+def treated_as(version: str, known: Iterable[str]) -> str:
+    """How pao treats a CLI version it was not measured against: as the newest version it knows when newer, by what
+    it knows of the versions up to it otherwise (its version gates say "this version or newer"), and, when the
+    version cannot be read, with what every version takes."""
+    ours, measured = _numbers(version), sorted((_numbers(k), k) for k in known if _numbers(k) is not None)
+    if ours is None:
+        return "pao cannot read this version and uses only what every version it knows takes"
+    older = [name for numbers, name in measured if numbers < ours]
+    if not older:
+        return f"it is older than all of them: pao treats it as the oldest, {measured[0][1]}" if measured else ""
+    if older[-1] == measured[-1][1]:
+        return f"it is newer: pao treats it as the newest it knows, {older[-1]}"
+    return f"pao applies what it knows of versions up to this one (the nearest measured: {older[-1]})"
+
+
 def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) -> list[Check]:
     """The CLI found and its version known; the files its pre-seed edits parse; consent given."""
     needed = "fail" if default else "warn"
@@ -151,13 +171,13 @@ def check_host(host: HostAgent, *, default: bool, environ: Mapping[str, str]) ->
         checks.append(Check("host", host.name, needed, f"{host.name} ({use}): not found or does not run", fix))
         return checks
     known = tuple(host.known_versions())
+    data = {"version": version, "known_versions": list(known)}
     if not known or version in known:
-        line = f"{host.name} {version} ({use}); pao knows its screens"
-        checks.append(Check("host", host.name, "ok", line, data={"version": version, "known_versions": list(known)}))
+        checks.append(Check("host", host.name, "ok", f"{host.name} {version} ({use}); pao knows its screens", data=data))
     else:
-        line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version"
+        line = f"{host.name} {version} ({use}): pao was measured against {', '.join(known)}, not this version; {treated_as(version, known)}"
         fix = f"readiness detection may misread its screens; install one of {', '.join(known)} if a spawn hangs"
-        checks.append(Check("host", host.name, "warn", line, fix, {"version": version, "known_versions": list(known)}))
+        checks.append(Check("host", host.name, "warn", line, fix, data))
     for path, problem in host.state_files():
         label = tilde(path)
         if problem:

@@ -57,15 +57,26 @@ def untrusted_words(text: str, limit: int = WORDS_LIMIT) -> str:
     return truncate(" ".join(redact_secrets(strip_controls(text)).split()), limit)
 
 
-def event_reason(record: AgentRecord) -> str:
-    """What the agent's CLI said with its newest event (a permission prompt's message, an error), if anything."""
+def event_reason(record: AgentRecord, state: str | None = None) -> str:
+    """What the agent's CLI said with the newest event that put it in ``state`` (a permission prompt's message, an
+    error), if anything: events appended since (the agent went on) do not change what this notice is about."""
     agent_dir = record.extra.get("agent_dir")
     if not record.extra.get("events") or not agent_dir:
         return ""
     from pao_agents.agentdir import EVENTS, read_events  # only a notice of a hook agent reads its log
+    from pao_agents.states import event_verdict  # likewise
 
     events = read_events(Path(agent_dir, EVENTS), 16 * 1024)
-    payload = events[-1]["event"] if events else {}
+    verdicts = ((event, event_verdict(event)) for event in reversed(events))  # lazily: a Stop reads its transcript
+    found = next(((event, verdict) for event, verdict in verdicts if state is None or verdict.state == state), None)
+    if found is None:
+        return ""
+    event, verdict = found
+    payload = event["event"]
+    if isinstance(payload.get("message"), str) and not isinstance(payload.get("details"), dict):
+        return payload["message"]  # Claude Code's notifications say what they ask in their own words
+    if verdict.state in ("waiting", "failed") and verdict.reason:
+        return verdict.reason  # a permission request's tool, Gemini's confirmation, an API error's text
     said = next((payload.get(key) for key in ("message", "error", "reason") if isinstance(payload.get(key), str)), "")
     return said or ""
 
@@ -73,7 +84,8 @@ def event_reason(record: AgentRecord) -> str:
 def notice(record: AgentRecord, state: str) -> dict[str, str]:
     """The words of one notification: its title, body and each placeholder's value, all bounded and clean."""
     name = untrusted_words(record.name, 64)
-    reason = untrusted_words(str(record.extra.get("waiting_for") or "") or event_reason(record))
+    said = event_reason(record, "ready" if state == "finished" else state)
+    reason = untrusted_words(str(record.extra.get("waiting_for") or "") or said)
     topic, folder = untrusted_words(record.topic), untrusted_words(record.folder)
     title = f"pao: {name} {SAYS.get(state, f'is {state}')}"
     body = f"{topic} ({folder})" + (f": {reason}" if reason else "")

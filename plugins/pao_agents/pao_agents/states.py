@@ -73,6 +73,9 @@ NOTIFICATION_STATES: Mapping[str, str | None] = {
 """Notification types: Claude Code's (2.0.77 and 2.1.332), Gemini CLI's (``ToolPermission``, its only one in 0.61.0);
 an unknown type with a message still means waiting."""
 QUESTION_TOOLS = frozenset({"AskUserQuestion"})
+CONFIRMED_TOOLS = {"exec": "Shell", "edit": "Edit"}
+"""The tool a Gemini CLI confirmation of this type is about, as its dialog names it ("Allow execution of [Shell]?");
+its ``title`` is the dialog's ("Confirm Shell Command")."""
 NEXT_SESSION_REASONS = frozenset({"clear", "resume"})
 """SessionEnd reasons of a CLI that goes on with another session (Claude Code's ``/clear`` and ``/resume``)."""
 
@@ -115,7 +118,24 @@ def _notification(payload: Mapping[str, Any]) -> Verdict:
         state = "ready"
     else:
         state = "waiting" if message else None
-    return Verdict(state, quoted(message) if state == "waiting" and message else None)
+    if state != "waiting":
+        return Verdict(state)
+    asked = _confirmation(payload.get("details"))
+    return Verdict(state, asked or (quoted(message) if message else None))
+
+
+def _confirmation(details: Any) -> str | None:
+    """What a Gemini CLI ToolPermission notification asks about (its ``details``: the tool's title and the command,
+    file, MCP tool or prompt it confirms), instead of its own words ("Tool Shell requires execution")."""
+    if not isinstance(details, dict):
+        return None
+    tool = details.get("toolDisplayName") or CONFIRMED_TOOLS.get(details.get("type")) or details.get("title")
+    if not tool:
+        return None
+    subject = details.get("command") or details.get("filePath") or details.get("fileName") or details.get("prompt")
+    if not subject and details.get("toolName"):
+        subject = f"{details.get('serverName') or '?'}/{details['toolName']}"
+    return f"asks permission to use {quoted(tool)}" + (f": {quoted(subject)}" if subject else "")
 
 
 def _asks(payload: Mapping[str, Any]) -> str:

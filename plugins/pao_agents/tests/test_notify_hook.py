@@ -95,6 +95,42 @@ def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Pa
     assert not (folder / "notify.log").read_text()  # nothing failed
 
 
+def test_the_reason_notified_says_what_is_asked_or_what_failed(isolated_home: Path, pao_config_file: Path,
+                                                               tmp_path: Path) -> None:
+    """A permission request names its tool and command, Gemini's ToolPermission what it confirms (not its own
+    "Tool Shell requires execution"), an API error its text (not Claude Code's ``error: "unknown"``)."""
+    script, argv_log = argv_recorder(tmp_path)
+    pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
+    agents, _, commands = _hooked_agent("busy")
+    fired = [("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
+             ("UserPromptSubmit", {"prompt": "go on"}),
+             ("Notification", {"notification_type": "ToolPermission", "message": "Tool Shell requires execution",
+                               "details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch notes.txt"}}),
+             ("StopFailure", {"error": "unknown", "last_assistant_message": "API Error: 400 invalid request"})]
+    for event, payload in fired:  # each recorded before the next: a change of state notifies, no change does not
+        _fire(commands[event], {"session_id": "s", "hook_event_name": event, **payload})
+        state = "busy" if event == "UserPromptSubmit" else "failed" if event == "StopFailure" else "waiting"
+        _wait(lambda: agents.registry.get("api").state == state or None)
+    _wait(lambda: len(recorded_argv(argv_log)) == 3 or None)
+    assert recorded_argv(argv_log) == [
+        ["waiting", 'asks permission to use "Bash": "rm -rf build"'],
+        ["waiting", 'asks permission to use "Shell": "touch notes.txt"'],
+        ["failed", 'API error "unknown": "API Error: 400 invalid request"']]
+
+
+def test_a_notice_is_about_the_event_that_changed_the_state_not_one_appended_since(tmp_path: Path) -> None:
+    """The recorder runs in the background: by the time it notifies, the CLI may have gone on (a prompt, an error)."""
+    lines = [{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make deploy"}},
+             {"hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+             {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps({"event": line, "at": 1}) + "\n" for line in lines))
+    record = AgentRecord("api", "/src/api", "t", "claude-code", "tmux", "pao:%1",
+                         extra={"agent_dir": str(tmp_path), "events": "hooks (--settings)"})
+    assert notice(record, "waiting")["reason"] == 'asks permission to use "Bash": "make deploy"'
+    assert notice(record, "dead")["reason"] == "prompt_input_exit"
+    assert notice(record, "failed")["reason"] == ""  # no event of the log says failed: nothing to quote
+
+
 def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
     """A failure repeated all day (here: the agent is gone from the registry) leaves the log at its newest lines."""
     from pao_agents.notifylog import KEEP, LIMIT

@@ -136,3 +136,20 @@ def test_a_task_submitted_at_once_is_refused_with_control_characters(pane, tmp_p
     with pytest.raises(ValidationError):
         submit_at_once(_Blind(driver), target, "Enter", extra, "rx", "go\x1b[201~ rm -rf", timeout=0.5, first=0.3)
     assert not presses.exists() or presses.read_text() == ""
+
+
+def test_a_prompt_event_of_another_shape_still_confirms_but_another_prompt_does_not(pane, tmp_path: Path) -> None:
+    """A CLI version whose UserPromptSubmit carries its text under another name (or not at all) still confirms the
+    submit; one that carries another prompt's text does not."""
+    driver, target, _ = pane
+    log = tmp_path / "events.jsonl"
+    extra = {"events": True, "agent_dir": str(tmp_path)}
+    log.write_text(json.dumps({"event": {"hook_event_name": "UserPromptSubmit", "prompt": "something else"},
+                               "at": int(time.time())}) + "\n")
+    assert nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time(), timeout=0.3) == \
+        "submitted, NOT confirmed by its CLI"
+    with log.open("a") as stream:
+        stream.write(json.dumps({"event": {"hook_event_name": "UserPromptSubmit", "user_prompt": [{"text": TEXT}]},
+                                 "at": int(time.time())}) + "\n")
+    assert nudge_receipt(driver, target, "Enter", extra, "rx", TEXT, time.time() - 1, timeout=2) == \
+        "submitted, confirmed by its CLI"

@@ -22,6 +22,9 @@ from pao_core.plugins import build_plugins
 
 STATES = Path(__file__).parent / "data" / "states"
 SNAPSHOTS = sorted(STATES.glob("*/*.json"))
+HELDOUT = sorted(STATES.glob("heldout/*/*.json"))
+"""Recorded from CLI versions pao was not pinned to (``PAO_HELDOUT_CLIS=... scripts/record_states.py``): replayed
+alike, so what pao reads of them is checked in every run without installing them."""
 CLASSES = {"ready", "busy", "waiting", "failed", "blocked"}
 """Recorded for every pinned CLI; ``blocked`` is its sign-in with no credentials set up (``blocked-login``: Codex's
 sign-in choice, Gemini CLI's API-key dialog, Claude Code's question whether to use a key never approved)."""
@@ -49,7 +52,7 @@ def replay(snapshot: dict, readers, tmp_path: Path, *, with_screen: bool = True)
     return agent_state(events, (seen.state, seen.reason) if with_screen else None)
 
 
-@pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", SNAPSHOTS + HELDOUT, ids=lambda p: f"{p.parent.relative_to(STATES)}/{p.stem}")
 def test_snapshot_reads_as_its_label(path: Path, readers, tmp_path: Path) -> None:
     snapshot = _load(path)
     verdict = replay(snapshot, readers, tmp_path)
@@ -69,7 +72,7 @@ def test_every_pinned_cli_covers_every_state_class() -> None:
 
 
 def test_snapshots_were_recorded_not_written() -> None:
-    for path in SNAPSHOTS:
+    for path in SNAPSHOTS + HELDOUT:
         snapshot = _load(path)
         assert snapshot["recorded"] == "scripts/record_states.py"
         assert snapshot["source"] in ("hooks", "screen")
@@ -90,3 +93,10 @@ def test_hooks_and_the_transcript_alone_tell_claude_code_2_0_retrying(readers, t
     snapshot = _load(STATES / "claude-code-2.0.77" / "failed-refused.json")
     verdict = replay(snapshot, readers, tmp_path, with_screen=False)
     assert verdict is not None and verdict.state == "failed" and "retried (attempt" in verdict.reason
+
+
+def test_hooks_alone_tell_what_gemini_asks(readers, tmp_path: Path) -> None:
+    """Gemini CLI's ToolPermission notification, recorded with its hooks: the tool and its command, no screen read."""
+    snapshot = _load(STATES / "gemini-0.61.0" / "waiting-permission.json")
+    verdict = replay(snapshot, readers, tmp_path, with_screen=False)
+    assert verdict == ("waiting", 'asks permission to use "Shell": "touch pao-stub-file"', "hooks"), verdict

@@ -33,6 +33,24 @@ def test_notifications_by_type() -> None:
     assert event_verdict(event("Notification", message="Claude is waiting for your input")).state == "ready"  # no type
 
 
+def test_gemini_s_tool_permission_says_the_tool_and_what_it_runs_not_its_own_message() -> None:
+    shell = {"type": "exec", "title": "Confirm Shell Command", "command": "touch\tpao-stub-file\x07" + " x" * 300, "rootCommand": "touch"}
+    asked = event_verdict(event("Notification", notification_type="ToolPermission",
+                                message="Tool Shell requires execution", details=shell))
+    assert asked.state == "waiting" and asked.reason.startswith('asks permission to use "Shell": "touch pao-stub-file x x')
+    assert "requires execution" not in asked.reason and "\x07" not in asked.reason
+    assert len(asked.reason) <= len('asks permission to use "Shell": ') + REASON_LIMIT + 2
+    edit = {"type": "edit", "title": "Confirm Edit: app.py", "filePath": "/src/app.py", "fileDiff": "@@ secret diff @@"}
+    assert event_verdict(event("Notification", notification_type="ToolPermission", message="Tool Edit requires editing",
+                               details=edit)).reason == 'asks permission to use "Edit": "/src/app.py"'
+    mcp = {"type": "mcp", "title": "Confirm MCP Tool", "serverName": "pao", "toolName": "search_memory",
+           "toolDisplayName": "memory"}
+    assert event_verdict(event("Notification", notification_type="ToolPermission", message="Tool memory requires MCP",
+                               details=mcp)).reason == 'asks permission to use "memory": "pao/search_memory"'
+    bare = event_verdict(event("Notification", notification_type="ToolPermission", message="Tool requires confirmation"))
+    assert bare.reason == '"Tool requires confirmation"'  # no details: its own words, still quoted
+
+
 def test_a_stop_failure_is_failed_with_the_error_quoted() -> None:
     verdict = event_verdict(event("StopFailure", error="rate_limit", error_details="429 slow down\nnow"))
     assert verdict.state == "failed" and verdict.reason == 'API error "rate_limit": "429 slow down now"'

@@ -14,17 +14,19 @@ See ``docs/claude-code.md`` for the risks of each permission mode.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 import attrs
 
-from pao_agents.spec import BRIEFING, EVENTS, event_hook_command
+from pao_agents.spec import BRIEFING, EVENTS, event_hook_command, quoted
 from pao_agents.spec import hookimpl as agent_hookimpl
 from pao_core.errors import PaoError
 from pao_core.tables import ConfigTable
@@ -32,7 +34,7 @@ from pao_core.hookspecs import hookimpl
 from pao_hosts import mcp as hosts_mcp
 from pao_hosts import claude_trust
 from pao_hosts.claude_screens import ClaudeCodeScreens
-from pao_hosts.common import CliProfile, HostOptions, read_settings
+from pao_hosts.common import CliProfile, HostOptions, cli_version, read_settings
 
 if TYPE_CHECKING:
     from pao_core.config import PaoConfig
@@ -52,14 +54,16 @@ SETTINGS_LIMIT = 1024 * 1024
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "Notification",
                "SessionEnd")
 """The events whose hooks append to the agent's event log (docs/lifecycle.md#states: what each one means)."""
-STOP_FAILURE_SINCE = (2, 1, 332)
-"""The first version measured with a StopFailure event (an API error ended the turn). Older ones (2.0.77) refuse
-a settings file naming it, every hook with it: the event is added only where the installed package is this or newer."""
+STOP_FAILURE_SINCE = (2, 1, 78)
+"""The first version with a StopFailure event (an API error ended the turn): its changelog, and the npm packages
+(2.1.78's cli.js names it, 2.1.77's does not). Older ones (2.0.77) refuse a settings file naming it, every hook with
+it: the event is added only where the installed CLI is this or newer (a newer, unknown one gets it too)."""
 
 PIPED_BRIEFING = ((2, 0, 77), (2, 1, 332))
 """The versions measured reading ``--append-system-prompt-file`` from a FIFO, waiting for its writer (2.1.332 opens it
 ~0.2 s after its start, 2.0.77 ~1.2 s): between these, pao starts the CLI before the briefing is composed."""
-
+VERSION_PROBE_TIMEOUT = 5.0
+"""Seconds ``CLI --version`` may take, asked only when neither its package nor its path says its version."""
 LAST_TO_WAIT_FOR_MCP = (2, 0, 77)
 """The newest version measured that waits for its ``--mcp-config`` servers before its first request in a terminal."""
 
@@ -102,7 +106,7 @@ class ClaudeCode(CliProfile):
         terminal sends its first request without waiting for its MCP servers. 2.0.77 and older wait for them with the
         task on their command line (measured: tools in the first request ~2.7 s after launch, typed ~4.2 s)."""
         try:
-            version = package_version(self.executable()[0])
+            version = installed_version(self.executable())
         except PaoError:  # no CLI to read: the spawn says so; holding is the safe default
             return True
         return version is None or version > LAST_TO_WAIT_FOR_MCP
@@ -149,8 +153,14 @@ class ClaudeCode(CliProfile):
         return {SETTINGS: json.dumps(settings, indent=2) + "\n"}
 
     def hook_events(self) -> tuple[str, ...]:
-        """:data:`HOOK_EVENTS`, and StopFailure when the installed CLI knows it (read from its package, no CLI runs)."""
-        version = package_version(self.executable()[0])
+        """:data:`HOOK_EVENTS`, and StopFailure when the installed CLI knows it (:func:`installed_version`). A version
+        pao cannot tell gets the events every version takes (one line says so): a settings file naming an event its
+        CLI does not know loses every hook, where without StopFailure only a failed turn waits for its screen."""
+        command = self.executable()
+        version = installed_version(command)
+        if version is None and shutil.which(command[0]):  # it is there but says no version (a missing one: spawn says)
+            print(f"pao: cannot tell which Claude Code version {quoted(command[0])} is; its hooks leave out StopFailure "
+                  "(a failed turn shows on its screen, not as an event)", file=sys.stderr)
         return (*HOOK_EVENTS, "StopFailure") if version is not None and version >= STOP_FAILURE_SINCE else HOOK_EVENTS
 
     def events_silenced(self, folder: str) -> str | None:
@@ -269,6 +279,37 @@ def pao_readiness_detectors(config: PaoConfig) -> Iterable[ClaudeCodeScreens]:
     return [profile(config).detector()]
 
 
+@functools.lru_cache(maxsize=8)
+def _version_of(command: tuple[str, ...], program: str, modified: float) -> tuple[int, ...] | None:
+    found = package_version(program) or version_in_path(program)
+    if found is None:
+        printed = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", cli_version(command, timeout=VERSION_PROBE_TIMEOUT) or "")
+        found = tuple(map(int, printed.groups())) if printed else None
+    return found
+
+
+def installed_version(command: Sequence[str]) -> tuple[int, ...] | None:
+    """The version of the Claude Code ``command`` runs: its npm package's ``package.json`` (:func:`package_version`),
+    else a version-named file or folder it resolves to (the native installer's ``versions/2.1.332``), else what
+    ``--version`` prints (a wrapper script); ``None`` when none of them says."""
+    program = shutil.which(command[0]) or command[0]
+    try:
+        modified = os.stat(program).st_mtime  # an upgrade in place is read again
+    except OSError:
+        return None
+    return _version_of(tuple(command), program, modified)
+
+
+def version_in_path(program: str) -> tuple[int, ...] | None:
+    """``X.Y.Z`` as the name of the file ``program`` resolves to, or of its folder, or ``None``."""
+    resolved = Path(program).resolve()
+    for name in (resolved.name, resolved.parent.name):
+        match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", name)
+        if match:
+            return tuple(map(int, match.groups()))
+    return None
+
+
 def package_version(program: str) -> tuple[int, ...] | None:
     """The version of the ``@anthropic-ai/claude-code`` package ``program`` runs from (its ``package.json``, up to
     three folders above the resolved program), or ``None`` when it is not such a package."""
@@ -276,6 +317,6 @@ def package_version(program: str) -> tuple[int, ...] | None:
     for candidate in (folder, *list(folder.parents)[:3]):
         settings, _ = read_settings(candidate / "package.json")
         if isinstance(settings, dict) and settings.get("name") == "@anthropic-ai/claude-code":
-            match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", str(settings.get("version")))
+            match = re.match(r"(\d+)\.(\d+)\.(\d+)", str(settings.get("version")))
             return tuple(map(int, match.groups())) if match else None
     return None

@@ -113,13 +113,17 @@ class CliProfile(HostAgent):
 
 
 def cli_version(command: Sequence[str], timeout: float = 10.0) -> str | None:
-    """``COMMAND --version``'s version number, or ``None`` when it cannot be run."""
+    """``COMMAND --version``'s version number; what it printed (its first line, cleaned and cut) when that holds no
+    ``X.Y.Z`` and it exited 0 (a build pao cannot read: it still runs); ``None`` when it cannot be run."""
     try:
         done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, UnicodeDecodeError):
         return None
     match = re.search(r"\b(\d+\.\d+\.\d+)\b", done.stdout)
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    printed = "".join(ch if ch.isprintable() else " " for ch in (done.stdout.strip().splitlines() or [""])[0]).strip()
+    return printed[:40] if done.returncode == 0 and printed else None
 
 
 def read_settings(path: Path, parse: Callable[[str], Any] = json.loads) -> tuple[Any, str | None]:

@@ -126,16 +126,52 @@ def test_importing_pao_core_stays_light() -> None:
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize(("version", "with_failure"), [("2.0.77", False), ("2.1.332", True), ("2.2.0", True)])
+def _hooked_events(tmp_path: Path, command: Path) -> set[str]:
+    host = ClaudeCode(ClaudeCodeOptions(command=str(command)))
+    request = SpawnRequest(topic="t", folder=str(tmp_path), name="a", host="claude-code", agent_dir=str(tmp_path / "agent"))
+    hooks = set(json.loads(host.session_files(request)["claude-settings.json"])["hooks"])
+    assert {"PreToolUse", "PermissionRequest", "Stop", "Notification"} <= hooks
+    return hooks
+
+
+@pytest.mark.parametrize(("version", "with_failure"), [("2.0.77", False), ("2.1.77", False), ("2.1.78", True),
+                                                       ("2.1.100", True), ("2.1.332", True), ("2.2.0", True),
+                                                       ("2.1.400-beta.1", True)])
 def test_stop_failure_is_hooked_only_where_the_installed_package_knows_it(tmp_path: Path, version: str,
                                                                           with_failure: bool) -> None:
-    """2.0.77 refuses a settings file naming StopFailure (every hook of it is lost): measured with the pinned CLI."""
+    """2.0.77 refuses a settings file naming StopFailure (every hook of it is lost): measured with the pinned CLI;
+    2.1.78 is the first package whose CLI names it. Held-out versions between the pins have it too."""
     package = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code"
     package.mkdir(parents=True)
     (package / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code", "version": version}))
     (package / "cli.js").write_text("")
-    host = ClaudeCode(ClaudeCodeOptions(command=str(package / "cli.js")))
-    request = SpawnRequest(topic="t", folder=str(tmp_path), name="a", host="claude-code", agent_dir=str(tmp_path / "agent"))
-    hooks = json.loads(host.session_files(request)["claude-settings.json"])["hooks"]
-    assert ("StopFailure" in hooks) is with_failure
-    assert {"PreToolUse", "PermissionRequest", "Stop", "Notification"} <= set(hooks)
+    assert ("StopFailure" in _hooked_events(tmp_path, package / "cli.js")) is with_failure
+
+
+def _script(path: Path, prints: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho '{prints}'\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_native_install_or_a_wrapper_is_versioned_by_its_path_or_its_version_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    native = _script(tmp_path / "share" / "claude" / "versions" / "2.1.300", "not a version")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "claude").symlink_to(native)  # the native installer's ~/.local/bin/claude
+    assert "StopFailure" in _hooked_events(tmp_path, tmp_path / "bin" / "claude")
+    wrapper = _script(tmp_path / "wrap" / "claude", "2.1.310 (Claude Code)")
+    assert "StopFailure" in _hooked_events(tmp_path, wrapper)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_version_pao_cannot_read_keeps_every_hook_that_always_works_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    custom = _script(tmp_path / "custom" / "claude", "claude, a custom build")
+    assert "StopFailure" not in _hooked_events(tmp_path, custom)
+    said = capsys.readouterr().err
+    assert said.startswith("pao: cannot tell which Claude Code version") and said.count("\n") == 1
+    assert "Traceback" not in said
