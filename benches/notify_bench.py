@@ -136,8 +136,8 @@ def main() -> int:
                                   "after": [round(x, 2) for x in os.getloadavg()]}
         result["cpus"] = os.cpu_count()
         result["claude_command"] = os.environ["PAO_CLAUDE_COMMAND"]
-        result["command"] = (f"flock /tmp/pao-heavy.lock .venv/bin/python benches/notify_bench.py --rounds {args.rounds} "
-                             f"--claude {args.claude}")
+        result["command"] = (f"flock /tmp/pao-heavy.lock .venv/bin/python benches/notify_bench.py "
+                             f"--rounds {args.rounds} --claude {args.claude}")
     if args.json:
         print(json.dumps(result, indent=2))
     else:

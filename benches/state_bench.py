@@ -124,7 +124,8 @@ def one_turn(env: dict[str, str], stub: TurnStub, receiver: Any, stamps: Path, k
     recorded = wait_for(lambda: recorded_state(home) == kind and time.time(), 30, f"{kind} recorded")
     says = NOTICE[kind]
     notified = wait_for(lambda: [post.received_at for post in receiver.requests
-                                 if post.received_at >= event and says in json.dumps(post.body)], 30, f"the {kind} notice")
+                                 if post.received_at >= event and says in json.dumps(post.body)],
+                        30, f"the {kind} notice")
     return recorded - event, notified[0] - event
 
 
@@ -141,7 +142,8 @@ def bench(version: str, turns: int) -> dict[str, Any]:
     folder.mkdir()
     results: dict[str, Any] = {}
     with TurnStub() as stub, WebhookReceiver() as receiver:
-        env = {key: value for key, value in os.environ.items() if key not in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS")}
+        limiting = ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS")  # the whole plugin set, as a user has it
+        env = {key: value for key, value in os.environ.items() if key not in limiting}
         env.update(cli_environment(base / "home", stub.url), PAO_HOME=str(base / "pao"),
                    PAO_CONFIG=str(base / "pao.toml"), PAO_CLAUDE_COMMAND=str(cli_path(version)),
                    PAO_TMUX_SOCKET=f"pao-state-bench-{uuid.uuid4().hex[:8]}")
@@ -174,7 +176,8 @@ def main(argv: list[str]) -> int:
     results["load_1min"] = {"before": round(before, 2), "after": round(os.getloadavg()[0], 2)}
     results["met"] = all(results[kind]["event_to_notified"]["p95_ms"] <= NOTIFY_TARGET_S * 1000
                          for kind in ("ready", "failed"))
-    results["command"] = f"flock /tmp/pao-heavy.lock .venv/bin/python benches/state_bench.py {args.turns} --claude {args.claude}"
+    results["command"] = (f"flock /tmp/pao-heavy.lock .venv/bin/python benches/state_bench.py {args.turns} "
+                          f"--claude {args.claude}")
     if args.json:
         print(json.dumps(results))
         return 0

@@ -123,7 +123,8 @@ def _started_since(running: set[tuple[int, float]]) -> set[tuple[int, float]]:
     return _processes_of_this_test() - running
 
 
-def test_the_check_sees_a_process_that_forked_away_from_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_check_sees_a_process_that_forked_away_from_this_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above is not blind to a process that left this process's tree before it ran anything."""
     monkeypatch.setenv("PAO_HOME", str(tmp_path))
     running = _processes_of_this_test()

@@ -104,7 +104,8 @@ def test_a_notice_gives_the_state_s_reason_an_api_error_and_what_a_dialog_asks(
     agents, folder, commands = _hooked_agent("busy")
     _fire(commands["StopFailure"], {"hook_event_name": "StopFailure", "error": "unknown",
                                     "last_assistant_message": "API Error: 400 invalid request"})
-    assert _wait(lambda: recorded_argv(argv_log)) == [["failed", 'API error "unknown": "API Error: 400 invalid request"']]
+    said = 'API error "unknown": "API Error: 400 invalid request"'
+    assert _wait(lambda: recorded_argv(argv_log)) == [["failed", said]]
     _fire(commands["PermissionRequest"], {"hook_event_name": "PermissionRequest", "tool_name": "Bash",
                                           "tool_input": {"command": "rm -rf build"}})
     assert _wait(lambda: recorded_argv(argv_log)[1:]) == [["waiting", 'asks permission to use "Bash": "rm -rf build"']]
