@@ -116,12 +116,14 @@ def test_a_mistyped_agent_name_gets_a_did_you_mean(capsys: pytest.CaptureFixture
     from pao_core.plugins import load_config
 
     registry = Agents.open(load_config()).registry
-    for name in ("billing-api", "frontend"):
+    for name in ("billing-api", "frontend", "fix-invoice-rounding-bug"):
         registry.add(AgentRecord(name, "/tmp", "a topic", "claude-code", "tmux", target="", machine=""))
     code, _, err = run(capsys, "status", "biling-api")
     assert code == 1 and err.rstrip().endswith("did you mean 'billing-api'?"), err
     code, _, err = run(capsys, "pause", "frontnd")
     assert code == 1 and err.rstrip().endswith("did you mean 'frontend'?"), err
+    code, _, err = run(capsys, "kill", "fix")  # the start of a long name made from a topic's words
+    assert code == 1 and err.rstrip().endswith("did you mean 'fix-invoice-rounding-bug'?"), err
     code, _, err = run(capsys, "status", "zzzzzz")
     assert code == 1 and "did you mean" not in err
 
