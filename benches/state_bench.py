@@ -71,13 +71,12 @@ def p95(values: list[float]) -> float:
 
 
 def wait_for(probe: Callable[[], Any], timeout: float, what: str) -> Any:
-    give_up = time.monotonic() + timeout
-    while time.monotonic() < give_up:
-        found = probe()
-        if found:
-            return found
-        time.sleep(POLL)
-    raise TimeoutError(f"{what} within {timeout:g} s")
+    from pao_core.waiting import poll_until
+
+    found = poll_until(probe, timeout, first=POLL, cap=POLL)
+    if not found:
+        raise TimeoutError(f"no {what} within {timeout:g} s")
+    return found
 
 
 def stamping_home(home: Path, version: str) -> Path:
@@ -119,8 +118,8 @@ def one_turn(env: dict[str, str], stub: TurnStub, receiver: Any, stamps: Path, k
     fired = len(stamps.read_text().splitlines()) if stamps.exists() else 0
     with stub.holding():  # the reply waits until the turn's start is recorded: ready/failed is then a change
         pao(env, "send", NAME, f"state bench {kind} turn {turn}")
-        wait_for(lambda: recorded_state(home) == "busy", 30, "the turn recorded busy")
-    event = wait_for(lambda: stamps_after(stamps, fired), 60, f"the CLI's {kind} event")
+        wait_for(lambda: recorded_state(home) == "busy", 30, "busy recorded for the turn")
+    event = wait_for(lambda: stamps_after(stamps, fired), 60, f"{kind} event from the CLI")
     recorded = wait_for(lambda: recorded_state(home) == kind and time.time(), 30, f"{kind} recorded")
     says = NOTICE[kind]
     notified = wait_for(lambda: [post.received_at for post in receiver.requests
@@ -150,7 +149,7 @@ def bench(version: str, turns: int) -> dict[str, Any]:
         (base / "pao.toml").write_text(f'[notify]\nwebhook = "{receiver.url}/hook/bench"\ncollapse = 0\n')
         pao(env, "spawn", "state bench: answer each turn briefly", "--folder", str(folder), "--name", NAME)
         try:
-            wait_for(lambda: recorded_state(Path(env["PAO_HOME"])) == "ready", 60, "the first turn recorded ready")
+            wait_for(lambda: recorded_state(Path(env["PAO_HOME"])) == "ready", 60, "ready recorded for the first turn")
             for kind in ("ready", "failed"):
                 stub.failing = kind == "failed"
                 lags = [one_turn(env, stub, receiver, stamps, kind, turn) for turn in range(turns)]
