@@ -12,7 +12,8 @@
   reading ``[briefing]``'s options instead of a copy of them, ``brief --json`` built from the records' fields,
   one registration of a loaded plugin, one importer of ``module:attr`` names, one way for a command to take a
   broken file, a constant nobody read, and the topic-words helper moved to the one plugin that uses it took 82:
-  3,588, under the target of 3,600).
+  3,588, under the target of 3,600; the configuration refusing one string where a list belongs, which trusted
+  the folders ``./c`` and ``./o`` for ``[trust] folders = "~/code"``, added 13: 3,605).
 - **import cycles**: groups of modules of this repository (``pao_core``, each plugin,
   ``pao_testing``) that import each other, directly or through others, counting every
   import statement: module level, inside a function, and under ``if TYPE_CHECKING:`` (a
@@ -35,7 +36,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = [ROOT, *sorted((ROOT / "plugins").glob("*")), ROOT / "testing"]
-LINE_BUDGET = 3592
+LINE_BUDGET = 3605
 
 
 def modules() -> dict[str, Path]:

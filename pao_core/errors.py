@@ -29,14 +29,10 @@ def shown(text: str, limit: int = 80) -> str:
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """``"; did you mean 'list'?"`` (or ``'a' or 'b'``) when a known word is close to ``word``, else ``""``. A word
-    that begins one or two known ones names them (``fix`` for ``fix-invoice-rounding-bug``: names made from a
-    topic's words are long)."""
+    """``"; did you mean 'list'?"`` (or ``'a' or 'b'``) when a known word is close to ``word``, else ``""``."""
     import difflib  # only a mistake needs it
 
-    ordered = sorted(set(known))
-    begun = [name for name in ordered if name.startswith(word)] if len(word) >= 2 else []
-    close = begun if 0 < len(begun) <= 2 else difflib.get_close_matches(word, ordered, n=2, cutoff=0.6)
+    close = difflib.get_close_matches(word, sorted(set(known)), n=2, cutoff=0.6)
     return "; did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
 
 
