@@ -302,3 +302,33 @@ def test_doctor_checks_the_notifier(isolated_home: Path, pao_config_file: Path, 
     assert "SECRET" not in " ".join(c.line for c in notifier_checks(good, "linux"))
     loopback = notifier_checks(NotifyOptions(webhook="http://127.0.0.1:9/x"), "linux")
     assert loopback[0].status == "ok" and notifier_checks(NotifyOptions(), "linux")[0].status == "ok"
+
+
+def test_a_webhook_that_trickles_its_answer_costs_the_timeout_and_no_more(isolated_home: Path) -> None:
+    """A server that accepts and sends a byte every 0.2 s never trips a socket's own timeout; the notice is bounded
+    by ``[notify] timeout`` as a whole, and the failure does not show the URL."""
+    import socket
+    import threading
+
+    from pao_agents.notify import deliver
+
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                connection.sendall(b"X-Slow: 1\r\n")
+
+    threading.Thread(target=trickle, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/hooks/SECRETPATH"
+    started = time.monotonic()
+    try:
+        failures = deliver(NotifyOptions(webhook=url, timeout=1.0), {"title": "t", "body": "b", "state": "failed"})
+    finally:
+        stop.set()
+        server.close()
+    assert failures == ["webhook: no answer within 1 s"]
+    assert 1.0 <= time.monotonic() - started < 3.0
