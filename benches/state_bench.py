@@ -47,8 +47,6 @@ from pao_testing.loopback_stub import Reply  # noqa: E402
 NAME = "bench"
 POLL = 0.005
 NOTIFY_TARGET_S = 2.0
-FIRST_STOP_FAILURE = (2, 1, 332)
-"""The first Claude Code version with the StopFailure event (older ones refuse a settings file naming it)."""
 NOTICE = {"ready": "has finished its turn", "failed": "has failed"}
 """What the notification of each kind of turn says (the webhook's text)."""
 REFUSAL = {"type": "error", "error": {"type": "invalid_request_error", "message": "state bench: refused"}}
@@ -83,7 +81,11 @@ def stamping_home(home: Path, version: str) -> Path:
     """A returning user's home whose own settings stamp each turn-ending event into ``fired.txt``."""
     seed_home(home)
     stamps = home / "fired.txt"
-    events = ["Stop"] + (["StopFailure"] if tuple(map(int, version.split("."))) >= FIRST_STOP_FAILURE else [])
+    from pao_hosts.claude_code import ClaudeCode, ClaudeCodeOptions
+
+    # the turn-ending events pao hooks for this version (an older one refuses a settings file naming StopFailure)
+    hooked = ClaudeCode(options=ClaudeCodeOptions(command=str(cli_path(version)))).hook_events()
+    events = [event for event in ("Stop", "StopFailure") if event in hooked]
     hooks = {event: [{"hooks": [{"type": "command", "command": f"printf '%s %s\\n' {event} \"$(date +%s.%N)\" >> "
                                  f"{stamps}"}]}] for event in events}
     (home / ".claude").mkdir()
