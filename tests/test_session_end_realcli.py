@@ -62,7 +62,7 @@ def test_exiting_the_cli_records_dead_and_notifies(
     private_tmux.press(pane, "Enter")
     until(lambda: registry.get("api").state, lambda state: state == "dead", timeout=30)  # no status, no monitor
     runs = until(lambda: recorded_argv(argv_log), lambda runs: any(run[1] == "dead" for run in runs), timeout=30)
-    assert [run for run in runs if run[1] == "dead"] == [["api", "dead", 'the CLI exited ("prompt_input_exit")']]
+    assert [run for run in runs if run[1] == "dead"] == [["api", "dead", "prompt_input_exit"]]
 
 
 def test_pausing_records_paused_and_notifies_no_exit(

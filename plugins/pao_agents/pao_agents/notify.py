@@ -58,18 +58,13 @@ def untrusted_words(text: str, limit: int = WORDS_LIMIT) -> str:
 
 
 def event_reason(record: AgentRecord) -> str:
-    """Why the agent is in its state, as its newest event that implies one says it (``pao status``'s reason: the API
-    error and its message, what a permission dialog asks), else what that event's CLI said, if anything."""
+    """What the agent's CLI said with its newest event (a permission prompt's message, an error), if anything."""
     agent_dir = record.extra.get("agent_dir")
     if not record.extra.get("events") or not agent_dir:
         return ""
     from pao_agents.agentdir import EVENTS, read_events  # only a notice of a hook agent reads its log
-    from pao_agents.states import newest_verdict  # likewise
 
     events = read_events(Path(agent_dir, EVENTS), 16 * 1024)
-    verdict = newest_verdict(events)
-    if verdict is not None and verdict.reason:
-        return verdict.reason
     payload = events[-1]["event"] if events else {}
     said = next((payload.get(key) for key in ("message", "error", "reason") if isinstance(payload.get(key), str)), "")
     return said or ""

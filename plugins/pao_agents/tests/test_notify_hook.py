@@ -87,29 +87,12 @@ def test_a_hook_event_reaches_a_loopback_webhook_and_a_command(isolated_home: Pa
         runs = _wait(lambda: recorded_argv(argv_log)[1:])
         name, state, reason = runs[0]
         assert (name, state) == ("api", "--state=waiting")
-        assert reason.startswith('"Claude needs your permission to use Bash with token=[redacted]; $(reboot) x')
+        assert reason.startswith("Claude needs your permission to use Bash with token=[redacted]; $(reboot) x")
         assert SECRET not in reason and "\x1b" not in reason and "\x07" not in reason and len(reason) <= 200
         waiting = receiver.wait_for(lambda request: "is waiting" in json.dumps(request.body), timeout=15)
         assert waiting is not None and SECRET not in json.dumps(waiting.body)
     assert agents.registry.get("api").state == "waiting"
     assert not (folder / "notify.log").read_text()  # nothing failed
-
-
-def test_a_notice_gives_the_state_s_reason_an_api_error_and_what_a_dialog_asks(
-        isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
-    """The reason ``pao status`` gives reaches the notice, not a bare field of the event (StopFailure's ``error`` is
-    "unknown" for an HTTP 400; a PermissionRequest carries no message)."""
-    script, argv_log = argv_recorder(tmp_path)
-    pao_config_file.write_text(f'[notify]\ncommand = ["{script}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
-    agents, folder, commands = _hooked_agent("busy")
-    _fire(commands["StopFailure"], {"hook_event_name": "StopFailure", "error": "unknown",
-                                    "last_assistant_message": "API Error: 400 invalid request"})
-    said = 'API error "unknown": "API Error: 400 invalid request"'
-    assert _wait(lambda: recorded_argv(argv_log)) == [["failed", said]]
-    _fire(commands["PermissionRequest"], {"hook_event_name": "PermissionRequest", "tool_name": "Bash",
-                                          "tool_input": {"command": "rm -rf build"}})
-    assert _wait(lambda: recorded_argv(argv_log)[1:]) == [["waiting", 'asks permission to use "Bash": "rm -rf build"']]
-    assert agents.registry.get("api").state == "waiting" and not (folder / "notify.log").read_text()
 
 
 def test_the_recorders_notify_log_is_capped(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
