@@ -69,6 +69,19 @@ def registry_rows(d: dict) -> list[Row]:
     return rows
 
 
+def state_rows(d: dict) -> list[Row]:
+    """benches/state_bench.py: the CLI's event to the recorded state and to the notification, per kind of turn."""
+    load, rows = d["load_1min"], []
+    for kind in ("ready", "failed"):
+        recorded, notified = d[kind]["event_to_recorded"], d[kind]["event_to_notified"]
+        rows.append(Row(f"Claude Code {d['claude_code']}, a {kind} turn: the CLI's event to pao's recorded state "
+                        f"({d[kind]['turns']} turns; load {load['before']} -> {load['after']})", "",
+                        f"p50 {ms(recorded['p50_ms'])}, p95 {ms(recorded['p95_ms'])}", None))
+        rows.append(Row("the same, to the notification (no monitor)", "p95 <= 2,000 ms",
+                        f"p50 {ms(notified['p50_ms'])}, p95 {ms(notified['p95_ms'])}", notified["p95_ms"] <= 2000))
+    return rows
+
+
 def notify_rows(d: dict) -> list[Row]:
     hook, webhook, command, start, load = (d[k] for k in ("hook_wait", "event_to_webhook", "event_to_command",
                                                            "recorder_start", "load_average"))

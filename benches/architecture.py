@@ -13,8 +13,9 @@
   one registration of a loaded plugin, one importer of ``module:attr`` names, one way for a command to take a
   broken file, a constant nobody read, and the topic-words helper moved to the one plugin that uses it took 82:
   3,588, under the target of 3,600; the generic ``pao_shortcuts`` hook, through which a plugin answers a command
-  before anything loads (the warm brief server), added 10, and the routers' commands kept in the plugin index (so
-  a command no router takes loads none) 5: 3,607).
+  before anything loads (the warm brief server), added 10, the routers' commands kept in the plugin index (so
+  a command no router takes loads none) 5, and the configuration refusing one string where a list belongs
+  (which trusted the folders ``./c`` and ``./o`` for ``[trust] folders = "~/code"``) 13: 3,620).
 - **import cycles**: groups of modules of this repository (``pao_core``, each plugin,
   ``pao_testing``) that import each other, directly or through others, counting every
   import statement: module level, inside a function, and under ``if TYPE_CHECKING:`` (a
@@ -37,7 +38,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = [ROOT, *sorted((ROOT / "plugins").glob("*")), ROOT / "testing"]
-LINE_BUDGET = 3607
+LINE_BUDGET = 3620
 
 
 def modules() -> dict[str, Path]:

@@ -13,6 +13,10 @@ the UserPromptSubmit hook (the turn starts: the agent is recorded busy), then th
 
     .venv/bin/python benches/notify_bench.py [--rounds 30] [--json]
 
+The whole plugin set is loaded (``PAO_LOAD_PLUGINS`` and ``PAO_DISABLE_PLUGINS`` are cleared), as a user has it: the
+recorder's start-up is most of the figure. The same clock with the real CLI firing the event, on a real
+``pao spawn``: ``benches/state_bench.py``'s ``event_to_notified``.
+
 Run it under the shared lock and read the load average it reports: a figure at load > 1.5 is not a figure.
 """
 
@@ -60,7 +64,7 @@ def setup(home: Path, webhook: str) -> tuple[Path, dict[str, str], Path]:
     """The agent ``api`` (busy) with its hook commands; the command channel's log."""
     from pao_agents import agentdir
     from pao_agents.resolve import AgentContext
-    from pao_agents.spec import AgentRecord
+    from pao_agents.spec import AgentRecord, SpawnRequest
     from pao_core.plugins import load_config
     from pao_hosts.claude_code import SETTINGS
 
@@ -75,7 +79,8 @@ def setup(home: Path, webhook: str) -> tuple[Path, dict[str, str], Path]:
                                     extra={"agent_dir": str(folder), "events": "hooks (--settings)"}))
     agents.set_state("api", "ready", source="spawn")
     host = agents.host("claude-code")  # as configured: PAO_CLAUDE_COMMAND names the CLI when it is not on PATH
-    settings = json.loads(host.session_files(type("Request", (), {"agent_dir": str(folder)})())[SETTINGS])
+    request = SpawnRequest("benchmark", "/src/api", "api", "claude-code", agent_dir=str(folder))
+    settings = json.loads(host.session_files(request)[SETTINGS])
     return folder, {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}, log
 
 
@@ -110,9 +115,18 @@ def measure(rounds: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--claude", help="the pinned Claude Code whose hook commands to run (default: the newest pin; "
+                                          "PAO_CLAUDE_COMMAND, when set, wins)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pao_testing.claude_cli import cli_path, pinned_versions
+
+    args.claude = args.claude or max(pinned_versions(), key=lambda v: tuple(map(int, v.split("."))))
+    os.environ.setdefault("PAO_CLAUDE_COMMAND", str(cli_path(args.claude)))  # its hooks depend on its version
     with tempfile.TemporaryDirectory(prefix="pao-notify-bench-") as root:
+        for limiting in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS"):  # the whole plugin set, as a user has it
+            os.environ.pop(limiting, None)
         os.environ.update(PAO_HOME=str(Path(root, "pao")), PAO_CONFIG=str(Path(root, "config.toml")), HOME=root)
         os.environ.update(XDG_CACHE_HOME=str(Path(root, "cache")))
         Path(root, "pao").mkdir(mode=0o700)
@@ -121,6 +135,9 @@ def main() -> int:
         result["load_average"] = {"before": [round(x, 2) for x in before],
                                   "after": [round(x, 2) for x in os.getloadavg()]}
         result["cpus"] = os.cpu_count()
+        result["claude_command"] = os.environ["PAO_CLAUDE_COMMAND"]
+        result["command"] = (f"flock /tmp/pao-heavy.lock .venv/bin/python benches/notify_bench.py "
+                             f"--rounds {args.rounds} --claude {args.claude}")
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -129,6 +146,7 @@ def main() -> int:
             print(f"{name:<18} p50 {f['p50_ms']:>7.1f} ms  p95 {f['p95_ms']:>7.1f} ms  max {f['max_ms']:>7.1f} ms")
         print(f"load average before {result['load_average']['before']}, after {result['load_average']['after']}; "
               f"p95 <= {TARGET_P95_S:g} s: {'met' if result['met'] else 'NOT met'}")
+        print(f"reproduce: {result['command']}")
     return 0 if result["met"] else 1
 
 

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Literal, Mapping, TypeVar
 
 import attrs
 import cattrs
+from cattrs.cols import homogenous_tuple_structure_factory
 
 from pao_core.errors import ConfigError
 from pao_core.paths import config_path, home_path
@@ -174,6 +175,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(Path, lambda value, _: Path(value).expanduser())
     conv.register_unstructure_hook(Path, str)
     _strict_scalars(conv)
+    conv.register_structure_hook_factory(lambda type_: typing.get_args(type_)[1:] == (...,), _strict_list)
     return conv
 
 
@@ -192,6 +194,17 @@ def _strict_scalars(conv: cattrs.Converter) -> None:
             raise _NotTheType(f"must be {says}, unquoted), not {value!r}")
 
         conv.register_structure_hook(kind, strict)
+
+
+def _strict_list(type_: Any, conv: cattrs.Converter) -> Any:
+    """One string where a list belongs (``command = "notify-send"``) is refused: cattrs would read it letter by letter."""
+    items = homogenous_tuple_structure_factory(type_, conv)
+
+    def strict(value: Any, _: type) -> Any:
+        if isinstance(value, (str, Mapping)):
+            raise _NotTheType(f"must be a list ([...]), not {value!r}")
+        return items(value, type_)
+    return strict
 
 
 _converter = _make_converter()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -62,7 +64,7 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     hook = {"type": "command", "command": f"touch {marker}"}
     (cloned / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
     before = _projects(claude_home)
-    running = set(psutil.Process().children(recursive=True))  # the suite's own servers, started before
+    running = _processes_of_this_test()  # the suite's own servers, started before
 
     code, out, err = _spawn(capsys, cloned)
     assert code != 0 and json.loads(out)["code"] == code  # --json: the failure as one object
@@ -70,9 +72,10 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     assert ".claude/settings.json: hooks.SessionStart runs 'touch /" in line and f"pao trust {cloned}`" in line
     windows = subprocess.run(["tmux", "-L", private_tmux.socket, "list-windows", "-a"], capture_output=True, check=False)
     assert windows.returncode != 0, "a window was opened"
-    # Nothing pao could have started is alive (a child of this process, or a tmux server on the socket) and the
-    # stub heard nothing: no process exists that could still run the hook, so the marker's absence is final.
-    assert not _clis_started(running, claude_cli), "a CLI or tmux server pao started is still running"
+    # Nothing pao could have started is alive anywhere on the machine (whatever adopted it: a window's tmux server,
+    # a process forked away and left to init) and the stub heard nothing: no process exists that could still run the
+    # hook, so the marker's absence is final.
+    assert not _started_since(running), "a process pao started is still running"
     assert not anthropic_stub.requests, "the CLI started and reached the stub"
     assert not marker.exists() and _projects(claude_home) == before
 
@@ -102,12 +105,35 @@ def test_a_refused_folders_hook_never_runs_and_a_trusted_one_starts_without_the_
     assert {key: value for key, value in after.items() if key not in (str(cloned), str(inert))} == before
 
 
-def _clis_started(running: set[psutil.Process], cli: Path) -> list[psutil.Process]:
-    """This process's descendants since ``running`` that are the CLI or a tmux server (pao's own helpers, such as
-    the briefing's vector helper, may still be ending and cannot run the folder's hook)."""
-    found = []
-    for process in set(psutil.Process().children(recursive=True)) - running:
-        with contextlib.suppress(psutil.Error):
-            if str(cli) in " ".join(process.cmdline()) or process.name().startswith("tmux"):
-                found.append(process)
+def _processes_of_this_test() -> set[tuple[int, float]]:
+    """Every process on this machine (pid, start time) whose environment holds this test's HOME or PAO_HOME, except
+    this interpreter's own (pao's helpers, the briefing's vector helper, run pao's code and cannot run the folder's
+    hook). Read from the whole process table, not this process's children: a process that pao started and that
+    forked away (a tmux server, a daemon) is adopted by init, and no fixed wait is needed to see it."""
+    ours = {os.environ["HOME"], os.environ["PAO_HOME"]}
+    found = set()
+    for process in psutil.process_iter(["pid", "create_time", "exe", "environ"]):
+        environ = process.info["environ"] or {}  # None: not ours to read, or gone
+        if {environ.get("HOME"), environ.get("PAO_HOME")} & ours and process.info["exe"] != sys.executable:
+            found.add((process.info["pid"], process.info["create_time"]))
     return found
+
+
+def _started_since(running: set[tuple[int, float]]) -> set[tuple[int, float]]:
+    return _processes_of_this_test() - running
+
+
+def test_the_check_sees_a_process_that_forked_away_from_this_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above is not blind to a process that left this process's tree before it ran anything."""
+    monkeypatch.setenv("PAO_HOME", str(tmp_path))
+    running = _processes_of_this_test()
+    pid_file = tmp_path / "pid"
+    subprocess.run(["sh", "-c", f'sleep 30 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}'], check=True)
+    orphan = int(pid_file.read_text())
+    try:
+        assert orphan not in {child.pid for child in psutil.Process().children(recursive=True)}
+        assert orphan in {pid for pid, _ in _started_since(running)}
+    finally:
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(orphan).kill()

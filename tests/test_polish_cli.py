@@ -78,6 +78,8 @@ def test_a_configuration_error_with_json_is_an_object(pao_config_file: Path, cap
     ("gather", "limit = 5.5", "gather.limit: must be an integer (a whole number, unquoted), not 5.5"),
     ("gather", 'deadline = "2"', "gather.deadline: must be a float (a number, unquoted), not '2'"),
     ("backends.longterm", "warm_searcher = 1", "backends.longterm.warm_searcher: must be a boolean"),
+    ("notify", 'command = "notify-send"', "notify.command: must be a list ([...]), not 'notify-send'"),
+    ("notify", 'states = "failed"', "notify.states: must be a list ([...]), not 'failed'"),
 ])
 def test_quoted_booleans_and_numbers_are_refused_naming_key_and_file(
         pao_config_file: Path, capsys: pytest.CaptureFixture[str], table: str, line: str, says: str) -> None:
@@ -90,10 +92,14 @@ def test_quoted_booleans_and_numbers_are_refused_naming_key_and_file(
 def test_real_booleans_and_numbers_still_read(pao_config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pao_core.plugins import load_config
 
-    pao_config_file.write_text("[gather]\ndeadline = 3\nlimit = 7\n[notify]\ndesktop = false\n[spawn]\nnudge = false\n")
+    from pao_agents.spec.options import notify_options
+
+    pao_config_file.write_text("[gather]\ndeadline = 3\nlimit = 7\n[notify]\ndesktop = false\n"
+                               'command = ["notify-send", "{name}"]\nstates = []\n[spawn]\nnudge = false\n')
     config = load_config()
     assert config.gather.deadline == 3.0 and isinstance(config.gather.deadline, float) and config.gather.limit == 7
     assert config.tables["notify"]["desktop"] is False
+    assert notify_options(config).command == ("notify-send", "{name}") and notify_options(config).states == ()
 
 
 def test_a_mistyped_command_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,12 +116,14 @@ def test_a_mistyped_agent_name_gets_a_did_you_mean(capsys: pytest.CaptureFixture
     from pao_core.plugins import load_config
 
     registry = Agents.open(load_config()).registry
-    for name in ("billing-api", "frontend"):
+    for name in ("billing-api", "frontend", "fix-invoice-rounding-bug"):
         registry.add(AgentRecord(name, "/tmp", "a topic", "claude-code", "tmux", target="", machine=""))
     code, _, err = run(capsys, "status", "biling-api")
     assert code == 1 and err.rstrip().endswith("did you mean 'billing-api'?"), err
     code, _, err = run(capsys, "pause", "frontnd")
     assert code == 1 and err.rstrip().endswith("did you mean 'frontend'?"), err
+    code, _, err = run(capsys, "kill", "fix")  # the start of a long name made from a topic's words
+    assert code == 1 and err.rstrip().endswith("did you mean 'fix-invoice-rounding-bug'?"), err
     code, _, err = run(capsys, "status", "zzzzzz")
     assert code == 1 and "did you mean" not in err
 

@@ -223,7 +223,7 @@ def run_finish(args: argparse.Namespace, config: PaoConfig) -> int:
     worktree = _worktree(agents, args.name, "finish")
     pending = worktrees.uncommitted(worktree)
     if pending and not args.discard:
-        raise ValidationError(f"agent {args.name!r}'s worktree {worktree['root']} has {len(pending)} uncommitted "
+        raise ValidationError(f"the worktree of agent {args.name!r}, {worktree['root']}, has {len(pending)} uncommitted "
                               "change(s): commit them, or 'pao finish --discard' throws them away (nothing was changed)")
     ahead = worktrees.commits_beyond_base(worktree)
     merged = None if args.keep or not ahead else worktrees.merge_into_base(worktree)

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pao_agents.agentdir import EVENTS, EVENTS_KEEP, EVENTS_LIMIT, STATE_FILE, STATE_OF_EVENT, append_command, newest_state, read_events
+from pao_agents.agentdir import (EVENTS, EVENTS_KEEP, EVENTS_LIMIT, STATE_FILE, STATE_OF_EVENT, append_command,
+                                 newest_state, read_events)
 
 if TYPE_CHECKING:
     from pao_agents.spec.records import AgentRecord

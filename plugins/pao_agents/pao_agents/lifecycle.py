@@ -168,7 +168,7 @@ class Agents(AgentContext):
             changes = uncommitted(worktree) if worktree and not discard else None
             if changes:
                 raise ValidationError(
-                    f"agent {quoted(name)}'s worktree {worktree['root']} has {len(changes)} uncommitted change(s);"
+                    f"the worktree of agent {quoted(name)}, {worktree['root']}, has {len(changes)} uncommitted change(s);"
                     " commit or discard them first (nothing was ended)"
                 )
         if record.target and not forget_only:

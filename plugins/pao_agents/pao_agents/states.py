@@ -81,8 +81,11 @@ NEXT_SESSION_REASONS = frozenset({"clear", "resume"})
 
 
 def quoted(text: Any, limit: int = REASON_LIMIT) -> str:
-    """``text`` on one line, control characters out, at most ``limit`` characters, in double quotes."""
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+    """``text`` on one line, escape sequences and control characters out, at most ``limit`` characters, in double
+    quotes."""
+    from pao_core.sanitize import strip_controls  # only a reason needs it
+
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in strip_controls(str(text))).split())
     return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
 
 

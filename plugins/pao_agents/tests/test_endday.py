@@ -147,7 +147,8 @@ def test_finish_refuses_uncommitted_changes_unless_discarded_and_keeps_on_reques
     _commit_in(worktree, "app.py", "print('two')\n")
     Path(worktree["root"], "notes.txt").write_text("unsaved\n")
     code, _, err = pao("finish", "api")
-    assert code == 2 and "1 uncommitted change(s)" in err and "--discard" in err
+    assert code == 2 and f"pao: the worktree of agent 'api', {worktree['root']}, has 1 uncommitted change(s)" in err
+    assert "--discard" in err
     assert Path(worktree["root"], "notes.txt").read_text() == "unsaved\n" and len(JsonRegistry(pao.home).list()) == 1
     code, _, err = pao("finish", "api", "--keep", "--discard")
     assert code == 0 and "kept pao/api" in err and "1 uncommitted change(s) discarded" in err

@@ -108,6 +108,16 @@ def test_a_bad_trust_table_is_one_line(pao: Pao) -> None:
     assert code != 0 and "trust: unknown key 'folder'" in _one_line(err)
 
 
+def test_one_folder_written_as_a_string_is_refused_not_read_letter_by_letter(pao: Pao) -> None:
+    """``folders = "~/code"`` once trusted ``./c`` and ``./o`` (its letters, as relative folders)."""
+    pao.folder("c"), pao.folder("o")
+    _config(pao, '[trust]\nfolders = "~/code"\n')
+    code, out, err = pao("trust", "--list")
+    assert code == 2 and out == "" and "trust.folders: must be a list ([...]), not '~/code'" in _one_line(err)
+    code, _, err = pao("spawn", "look around", "--folder", str(pao.folder("c")))
+    assert code == 2 and "trust.folders: must be a list" in _one_line(err) and pao.plugin.host.preseeded == []
+
+
 # -- spawn: refuse, trust, inert settings, let the CLI ask, kill --clean ---------------------------
 
 

@@ -23,7 +23,7 @@ from pao_agents.agentdir import STATE_FILE
 from pao_agents.notify import notice, untrusted_words
 from pao_agents.notify_channels import ChannelFailed, command_argv, notifier_checks, post_webhook
 from pao_agents.resolve import AgentContext
-from pao_agents.spec import AgentRecord, NotifyOptions
+from pao_agents.spec import AgentRecord, NotifyOptions, SpawnRequest
 from pao_core.plugins import load_config
 from pao_core.plugins import build_plugins
 from pao_core.waiting import poll_until
@@ -51,7 +51,7 @@ def _hooked_agent(state: str = "busy") -> tuple[AgentContext, Path, dict[str, st
     agents.registry.add(AgentRecord("api", "/src/api", "fix the login bug", "claude-code", "tmux", "pao:%1",
                                     extra={"agent_dir": str(folder), "events": "hooks (--settings)"}))
     agents.set_state("api", state, source="spawn")
-    request = type("Request", (), {"agent_dir": str(folder)})()
+    request = SpawnRequest("fix the login bug", "/src/api", "api", "claude-code", agent_dir=str(folder))
     settings = json.loads(newest_pinned_claude().session_files(request)[SETTINGS])
     commands = {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}
     return agents, folder, commands
@@ -321,3 +321,33 @@ def test_doctor_checks_the_notifier(isolated_home: Path, pao_config_file: Path, 
     assert "SECRET" not in " ".join(c.line for c in notifier_checks(good, "linux"))
     loopback = notifier_checks(NotifyOptions(webhook="http://127.0.0.1:9/x"), "linux")
     assert loopback[0].status == "ok" and notifier_checks(NotifyOptions(), "linux")[0].status == "ok"
+
+
+def test_a_webhook_that_trickles_its_answer_costs_the_timeout_and_no_more(isolated_home: Path) -> None:
+    """A server that accepts and sends a byte every 0.2 s never trips a socket's own timeout; the notice is bounded
+    by ``[notify] timeout`` as a whole, and the failure does not show the URL."""
+    import socket
+    import threading
+
+    from pao_agents.notify import deliver
+
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                connection.sendall(b"X-Slow: 1\r\n")
+
+    threading.Thread(target=trickle, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/hooks/SECRETPATH"
+    started = time.monotonic()
+    try:
+        failures = deliver(NotifyOptions(webhook=url, timeout=1.0), {"title": "t", "body": "b", "state": "failed"})
+    finally:
+        stop.set()
+        server.close()
+    assert failures == ["webhook: no answer within 1 s"]
+    assert 1.0 <= time.monotonic() - started < 3.0

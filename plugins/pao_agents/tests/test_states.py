@@ -77,7 +77,7 @@ def test_permission_requests_and_questions_say_what_they_ask() -> None:
     assert tool.state == "waiting" and tool.reason == 'asks permission to use "Bash": "rm -rf build"'
     question = {"questions": [{"question": "Which database?\x1b[31m", "options": []}]}
     asked = event_verdict(event("PreToolUse", tool_name="AskUserQuestion", tool_input=question))
-    assert asked.state == "waiting" and asked.reason == 'asks a question: "Which database? [31m"'
+    assert asked.state == "waiting" and asked.reason == 'asks a question: "Which database?"'  # the escape, whole
     assert event_verdict(event("PreToolUse", tool_name="Bash", tool_input={})).state == "busy"
 
 

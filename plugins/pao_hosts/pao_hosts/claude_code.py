@@ -145,8 +145,7 @@ class ClaudeCode(CliProfile):
     def session_files(self, request: SpawnRequest) -> dict[str, str]:
         """``--settings`` for one session: each hook event appended to the agent's ``events.jsonl`` by one ``sh``
         (which records and notifies a change of state: ``pao_agents.eventhook``)."""
-        assert request.agent_dir, "session files need the agent's folder"
-        log = Path(request.agent_dir, EVENTS)
+        log = Path(request.private_folder(), EVENTS)
         hooks = {event: {"type": "command", "command": event_hook_command(log, event), "timeout": 10}
                  for event in self.hook_events()}
         settings = {"hooks": {event: [{"hooks": [hook]}] for event, hook in hooks.items()}}

@@ -84,8 +84,7 @@ class CodexHost(CliProfile):
 
     def session_files(self, request: SpawnRequest) -> dict[str, str]:
         """The briefing as the output of the SessionStart hook (the hooks themselves are ``-c`` overrides)."""
-        assert request.agent_dir, "session files need the agent's folder"
-        return session_hooks.session_start_file(request.agent_dir)
+        return session_hooks.session_start_file(request.private_folder())
 
     def permission_args(self) -> list[str]:
         """``bypass``: no approval prompt and no sandbox; ``default``: Codex asks before commands outside its sandbox."""

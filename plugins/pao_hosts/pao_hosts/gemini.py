@@ -85,10 +85,10 @@ class GeminiHost(CliProfile):
     def session_files(self, request: SpawnRequest) -> dict[str, str]:
         """The per-agent system-defaults file with pao's hooks (and the machine's own defaults); the session's MCP
         servers, when wired, rewrite it with the same hooks (:func:`pao_hosts.mcp.gemini_wiring`)."""
-        assert request.agent_dir, "session files need the agent's folder"
+        agent_dir = request.private_folder()
         from pao_hosts.session_hooks import gemini_hooks  # only spawn needs it
 
-        return {hosts_mcp.GEMINI_DEFAULTS: hosts_mcp.gemini_defaults((), os.environ, gemini_hooks(request.agent_dir))}
+        return {hosts_mcp.GEMINI_DEFAULTS: hosts_mcp.gemini_defaults((), os.environ, gemini_hooks(agent_dir))}
 
     def environment(self, request: SpawnRequest) -> Mapping[str, str | None]:
         """Also ``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``: the agent's own defaults file with its hooks, once written."""

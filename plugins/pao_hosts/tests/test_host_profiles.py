@@ -136,6 +136,12 @@ def test_ci_markers_are_removed_from_the_agent_environment(host: str, tmp_path: 
     assert agent_environment(inherited, changes) == {"HOME": "/home/u"}
 
 
+@pytest.mark.parametrize("host", ["claude-code", "codex", "gemini"])
+def test_session_files_without_the_agent_s_folder_are_refused_in_words(host: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"agent 'parser': a host's session files need the agent's private folder"):
+        _host(host).session_files(_request(tmp_path, host))
+
+
 def test_a_ci_marker_set_in_the_host_table_is_kept(pao_config_file: Path, tmp_path: Path) -> None:
     pao_config_file.write_text('[hosts.gemini]\nenv = {CI = "true"}\n')
     changes = _host("gemini").environment(_request(tmp_path, "gemini"))

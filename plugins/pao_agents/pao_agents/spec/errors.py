@@ -12,8 +12,12 @@ class UnknownAgent(PaoError):
 
     @classmethod
     def named(cls, name: str, known: Iterable[str] = ()) -> UnknownAgent:
-        """``known``: the names there are, for a "did you mean" when one is close."""
-        return cls(f"no agent named {shown(name)} (see 'pao list'){did_you_mean(name, known)}")
+        """``known``: the names there are, for a "did you mean" when one is close, or begins with ``name`` (one or two
+        of them: ``fix`` for ``fix-invoice-rounding-bug``, since names made from a topic's words are long)."""
+        known = sorted(set(known))
+        begun = [agent for agent in known if agent.startswith(name)] if len(name) >= 2 else []
+        hint = f"; did you mean {' or '.join(map(repr, begun))}?" if 0 < len(begun) <= 2 else did_you_mean(name, known)
+        return cls(f"no agent named {shown(name)} (see 'pao list'){hint}")
 
 
 class DuplicateAgent(PaoError):

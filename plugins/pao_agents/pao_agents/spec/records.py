@@ -35,6 +35,13 @@ class SpawnRequest:
     mcp_args: tuple[str, ...] = ()
     """The session's MCP servers in the host's own flags (``McpWiring.args``), right after the executable."""
 
+    def private_folder(self) -> str:
+        """``agent_dir``, which a host's session files are written for; a request without one is refused in words."""
+        if not self.agent_dir:
+            raise ValueError(f"agent {self.name!r}: a host's session files need the agent's private folder "
+                             "(SpawnRequest.agent_dir), and this request has none")
+        return self.agent_dir
+
 
 @attrs.frozen
 class ScreenVerdict:
