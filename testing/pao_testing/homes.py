@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -113,8 +114,6 @@ def pao_held_open(*args: str, timeout: float = 60) -> Iterator[subprocess.Comple
 
 def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
     """The process's first line of output, or a failure after ``timeout``."""
-    import selectors
-
     assert process.stdout is not None
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
