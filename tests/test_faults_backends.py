@@ -13,13 +13,14 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from pao_core.cli import main
+from pao_testing.loopback_stub import QuietServer, serve_in_thread
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO / "tests" / "data" / "eval"
@@ -177,9 +178,8 @@ class Garbage(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def garbage_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = QuietServer(("127.0.0.1", 0), Garbage)
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}/rpc"
     server.shutdown()
     server.server_close()

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +77,48 @@ def run_pao_here(*args: str, env: Mapping[str, str] | None = None,
         except SystemExit as leaving:  # argparse's --help, --version and usage errors end so
             code = leaving.code if isinstance(leaving.code, int) else int(leaving.code is not None)
     return subprocess.CompletedProcess(["pao", *args], code, out.getvalue(), err.getvalue())
+
+
+HOLD_OPEN = """\
+import contextlib, io, json, sys
+from pao_core.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+print(json.dumps([code, out.getvalue(), err.getvalue()]), flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def pao_held_open(*args: str, timeout: float = 60) -> Iterator[subprocess.CompletedProcess[str]]:
+    """``pao ARGS`` in a process of its own that lives on after the command until the block ends. A background
+    job waits for the process that started it to end (:mod:`pao_embeddings.later`): the block sees what the
+    command did before the job runs, and the job starts as the block ends (run in this process, it would wait
+    its longest for pytest)."""
+    process = subprocess.Popen([sys.executable, "-c", HOLD_OPEN, *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        line = _read_line(process, timeout)
+        code, out, err = json.loads(line) if line else (process.wait(timeout), "", "(the process ended early)")
+        yield subprocess.CompletedProcess(["pao", *args], code, out, err)
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout)
+        finally:
+            process.kill()
+            process.stdout.close()
+
+
+def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
+    """The process's first line of output, or a failure after ``timeout``."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        assert selector.select(timeout), f"no answer within {timeout:g} s from {process.args}"
+    return process.stdout.readline()
 
 
 @contextlib.contextmanager

@@ -13,10 +13,11 @@ import pytest
 
 
 def pip_install_target(source: Path, target: Path) -> None:
-    """Install a distribution into ``target`` the way a user's ``pip install`` would (offline)."""
+    """Install a distribution into ``target`` the way a user's ``pip install --target`` does (offline), with
+    uv's pip (the test tools' installer: 0.5 s where pip's own start-up makes it 2 s)."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), str(source)],
+        [str(Path(sys.executable).with_name("uv")), "pip", "install", "--quiet", "--python", sys.executable,
+         "--no-deps", "--offline", "--no-build-isolation", "--target", str(target), str(source)],
         check=True, capture_output=True, text=True, timeout=180,
     )
 

@@ -9,6 +9,7 @@ attrs only: it runs inside the test's loopback-only network namespace.
 from __future__ import annotations
 
 import json
+import socketserver
 import sys
 import threading
 import time
@@ -18,6 +19,9 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
+
+STOP_POLL_S = 0.02
+"""How often a serving loop looks whether it is asked to stop (socketserver's default, 0.5 s, is what each stop waits)."""
 
 
 @attrs.frozen
@@ -81,12 +85,23 @@ class Reply:
         return cls(200, "text/event-stream", b"".join(chunks))
 
 
-class _QuietServer(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
+    """A threaded HTTP server on which a client that drops its connection (a killed CLI, a client past its
+    deadline) prints no traceback; anything else still shows."""
+
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
             super().handle_error(request, client_address)  # a killed CLI drops its connections; anything else shows
+
+
+def serve_in_thread(server: socketserver.BaseServer, name: str | None = None) -> threading.Thread:
+    """``server.serve_forever()`` in a daemon thread that looks for a stop request every :data:`STOP_POLL_S`
+    (``shutdown()`` waits for that look)."""
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_S,), name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 @attrs.define
@@ -139,9 +154,9 @@ class LoopbackStub:
             time.sleep(self.delay)
 
     def start(self) -> LoopbackStub:
-        self._server = _QuietServer((self.host, self.port), _handler_for(self))
+        self._server = QuietServer((self.host, self.port), _handler_for(self))
         self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, name=type(self).__name__, daemon=True).start()
+        serve_in_thread(self._server, type(self).__name__)
         return self
 
     def stop(self) -> None:

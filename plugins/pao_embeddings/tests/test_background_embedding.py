@@ -21,6 +21,7 @@ import pytest
 
 from pao_embeddings.later import last_job
 from pao_embeddings.model import available
+from pao_testing.homes import pao_held_open
 
 pytestmark = pytest.mark.skipif(not available() and not os.environ.get("PAO_REQUIRE_EMBEDDINGS"),
                                 reason="the embeddings extra is not installed")
@@ -160,8 +161,9 @@ def test_without_the_option_no_job_starts(monkeypatch, tmp_path: Path, pao_confi
     done = _pao("brief", "where does billing keep sessions")
     assert done.returncode == 0, done.stderr
     assert "valkey" in done.stdout
-    time.sleep(2.0)  # long enough for a job to have started and embedded one observation
-    assert not _job_pids() and _log("longterm") == ""
+    # a job would have been started (its marker, lock and log made, its process run) before the brief ended
+    background = Path(os.environ["PAO_HOME"]) / "background"
+    assert not _job_pids() and not any((background / f"longterm.{part}").exists() for part in ("pending", "lock", "log"))
     assert _retrieval().startswith("lexical only: none of the 1 observations")
 
 
@@ -192,8 +194,8 @@ def test_a_job_that_fails_is_reported_with_its_error(monkeypatch, tmp_path: Path
 
 
 def _in_process(*argv: str) -> dict:
-    """``pao ARGV --json`` in this process: the job it starts waits for this process (pytest) to end, at
-    most WAIT_S, so what the command itself did is seen before the job does anything."""
+    """``pao ARGV --json`` in this process, for a command that starts no job (one would wait for pytest
+    to end, at most WAIT_S: :func:`pao_testing.homes.pao_held_open` runs those)."""
     from pao_core.cli import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -223,12 +225,16 @@ def _transcripts(root: Path, count: int, first: int = 0) -> Path:
 
 
 def test_history_index_leaves_the_vectors_to_the_job_and_embed_does_them_here(tmp_path: Path) -> None:
+    from pao_embeddings.later import WAIT_S
+
     folder = _transcripts(tmp_path / "projects", 5)
     started = time.monotonic()
-    report = _in_process("history", "index", str(folder))
-    assert report["exchanges_added"] == 5 and report["exchanges_embedded"] == 0
-    if time.monotonic() - started < 8:  # the job waits for this process: the index is lexical until then
-        assert _in_process("history", "stats")["vectors"] == 0
+    with pao_held_open("history", "index", str(folder), "--json") as indexed:  # the job waits for it to end
+        assert indexed.returncode == 0, indexed.stderr
+        report = json.loads(indexed.stdout)
+        assert report["exchanges_added"] == 5 and report["exchanges_embedded"] == 0
+        if time.monotonic() - started < WAIT_S - 2:  # the job still waits for the indexer: lexical until then
+            assert _in_process("history", "stats")["vectors"] == 0
     _until(lambda: (lambda s: s["vectors"] == 5)(json.loads(_pao("history", "stats", "--json").stdout)),
            "the index's vectors from the job")
     assert f"pao history index {folder} --embed" in _log("history")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterator
@@ -18,6 +17,7 @@ import pytest
 from pao_core.gather import gather
 from pao_historyworker.backend import HistoryBackend
 from pao_historyworker.options import HistoryOptions
+from pao_testing.loopback_stub import QuietServer, serve_in_thread
 
 DEADLINE = 1.0
 ITEM = {
@@ -104,12 +104,10 @@ class FaultyHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture(params=["jsonrpc", "mcp"])
 def faulty(request) -> Iterator[tuple[str, str, ThreadingHTTPServer]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FaultyHandler)
-    server.daemon_threads = True
+    server = QuietServer(("127.0.0.1", 0), FaultyHandler)
     server.seen = []
     server.mcp = request.param == "mcp"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}", request.param, server
     server.shutdown()
     server.server_close()

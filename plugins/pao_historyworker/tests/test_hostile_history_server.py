@@ -27,6 +27,7 @@ from history_support import eval_transcripts
 
 from pao_core.cli import main
 from pao_testing.homes import isolated_home  # noqa: F401  (fixture: every test in a home of its own)
+from pao_testing.loopback_stub import serve_in_thread
 
 PAO = str(Path(sys.executable).with_name("pao"))
 QUERY = "delete the rostra-ci IAM access key"
@@ -121,8 +122,7 @@ def quick_server(indexed: Path) -> Iterator[tuple[str, int, str]]:
 
     token = "quick-server-token"
     made = make_server(indexed, token=token, semantic=False, idle_timeout=QUICK_IDLE_S, request_timeout=QUICK_REQUEST_S)
-    serving = threading.Thread(target=made.serve_forever, daemon=True)
-    serving.start()
+    serving = serve_in_thread(made)
     try:
         yield "127.0.0.1", made.server_address[1], token
     finally:

@@ -104,7 +104,7 @@ class LongtermOptions:
     pool_size: int = attrs.field(default=2, validator=attrs.validators.ge(1))
     semantic: bool = True
     warm_searcher: bool = True
-    warm_searcher_idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(10))
+    warm_searcher_idle_s: int = attrs.field(default=900, validator=attrs.validators.ge(1))
     background_embedding: bool = True
     agent_facts_per_session: int = attrs.field(default=20, validator=attrs.validators.ge(0))
     entities: EntityColumns = EntityColumns()

@@ -52,6 +52,10 @@ def _names(longterm, tmp_path: Path) -> set[str]:
 
 
 def _synced(note: str | None) -> int:
+    """The lines a sync that did not complete says it synced (a quiet machine may get every line in, and
+    leave the sync's completion to the next search)."""
+    if note and "every line synced, the sync not completed" in note:
+        return LINES
     found = re.search(r"synced ([\d,]+) of ([\d,]+) lines", note or "")
     assert found, note
     assert int(found[2].replace(",", "")) == LINES
@@ -81,7 +85,7 @@ def test_a_large_file_is_synced_in_parts_resumed_and_completed_atomically(longte
     if restarted.note:  # not done yet: only a completed sync removes
         assert _synced(restarted.note) and "service-0" in _names(longterm, tmp_path)
     final = sync(options, home, memory, time.monotonic() + 120)
-    assert final.synced and final.note is None
+    assert final.note is None and (final.synced or restarted.note is None)  # completed now, or already by then
     names = _names(longterm, tmp_path)
     assert names == {f"service-{n}" for n in range(1, LINES + 1)} | {"billing"}
     assert describe(options, home, memory, time.monotonic() + 10) == f"memory file {memory}: synced"

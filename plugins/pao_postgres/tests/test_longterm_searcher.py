@@ -30,6 +30,8 @@ from pao_postgres.options import LongtermOptions
 
 pytestmark = pytest.mark.postgres
 NAME = "longterm"
+IDLE_S = 2
+"""A searcher's idle time in the tests of its idle exit (the least a user may set is 1 s)."""
 
 
 @attrs.define
@@ -295,10 +297,10 @@ def test_idle_exit_and_the_stop_command(store: Store, pao_env: Path) -> None:
 
     from longterm_helpers import Longterm
 
-    store.search("gus acetone", warm_searcher_idle_s=10)
-    pid = store.wait_running(warm_searcher_idle_s=10)["pid"]
-    assert _wait_gone(pid, 40)  # no request for 10 s: it exits
-    assert not store.files(warm_searcher_idle_s=10)["sock"].exists()
+    store.search("gus acetone", warm_searcher_idle_s=IDLE_S)
+    pid = store.wait_running(warm_searcher_idle_s=IDLE_S)["pid"]
+    assert _wait_gone(pid, 40)  # no request for IDLE_S: it exits
+    assert not store.files(warm_searcher_idle_s=IDLE_S)["sock"].exists()
 
     cli = Longterm("postgres", store.home, pao_env / "config.toml", store.url, store.options.schema)
     cli.configure("semantic = false\n")
@@ -316,10 +318,10 @@ def test_idle_exit_and_the_stop_command(store: Store, pao_env: Path) -> None:
 
 
 def test_a_new_searcher_removes_the_files_earlier_settings_left_and_nothing_held_or_not_its_own(store: Store) -> None:
-    store.search("gus acetone", warm_searcher_idle_s=10)
-    earlier = store.wait_running(warm_searcher_idle_s=10)["pid"]
+    store.search("gus acetone", warm_searcher_idle_s=IDLE_S)
+    earlier = store.wait_running(warm_searcher_idle_s=IDLE_S)["pid"]
     assert _wait_gone(earlier, 40)  # idle: it exits, and its lock stays (its settings may come back)
-    stale = store.files(warm_searcher_idle_s=10)
+    stale = store.files(warm_searcher_idle_s=IDLE_S)
     assert stale["lock"].exists()
     stale["slow"].touch()
     folder = warm.runtime_dir()

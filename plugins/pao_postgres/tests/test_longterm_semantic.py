@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from longterm_helpers import Longterm
+from pao_testing.homes import pao_held_open
 
 pytestmark = pytest.mark.embeddings
 
@@ -206,7 +207,7 @@ def test_an_import_is_searchable_lexically_at_once_and_the_background_job_embeds
     longterm: Longterm, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The import writes rows only; its vectors come from one background job (``pao memory embed``)
-    that waits for the importing process (this one, at most WAIT_S), then runs on idle CPU."""
+    that waits for the importing process (alive until the checks below, at most WAIT_S), then runs on idle CPU."""
     from pao_embeddings.later import WAIT_S
 
     monkeypatch.setenv("PAO_BACKGROUND_EMBEDDING", "1")
@@ -215,12 +216,14 @@ def test_an_import_is_searchable_lexically_at_once_and_the_background_job_embeds
         "keeps user sessions in valkey", "bills customers on the first of the month",
         "retries failed card payments three times"]}) + "\n")
     started = time.monotonic()
-    report = longterm.pao_json("memory", "import", str(memory))
-    assert report["added"]["observations"] == 3
-    assert report["vectors"]["embedded"] == 0 and report["vectors"]["background"]["job_started"] is True
-    assert "valkey" in json.dumps(longterm.pao_json("memory", "search", "where are sessions kept")["items"])
-    if time.monotonic() - started < WAIT_S - 2:  # the job still waits for this process: nothing embedded yet
-        assert longterm.pao_json("memory", "stats")["retrieval"].startswith("lexical only: none of the 3 observations")
+    with pao_held_open("memory", "import", str(memory), "--json") as imported:
+        assert imported.returncode == 0, imported.stderr
+        report = json.loads(imported.stdout)
+        assert report["added"]["observations"] == 3
+        assert report["vectors"]["embedded"] == 0 and report["vectors"]["background"]["job_started"] is True
+        assert "valkey" in json.dumps(longterm.pao_json("memory", "search", "where are sessions kept")["items"])
+        if time.monotonic() - started < WAIT_S - 2:  # the job still waits for the importer: nothing embedded yet
+            assert longterm.pao_json("memory", "stats")["retrieval"].startswith("lexical only: none of the 3 observations")
     log = Path(os.environ["PAO_HOME"]) / "background" / "longterm.log"
     deadline = time.monotonic() + 90
     while "exit " not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:

@@ -68,15 +68,17 @@ class Searcher:
     def serve(self) -> None:
         assert self.listener is not None
         idle = self.options.warm_searcher_idle_s
+        self.last = time.monotonic()  # idle from when it listens: its warm-up served nobody
         with selectors.DefaultSelector() as selector:
             selector.register(self.listener, selectors.EVENT_READ)
             selector.register(self.wake_up, selectors.EVENT_READ)
             while not self.stopping.is_set():
-                if any(key.fileobj is self.listener for key, _ in selector.select(timeout=CHECK_EVERY_S)):
+                wait = min(CHECK_EVERY_S, max(0.0, self.last + idle - time.monotonic()))  # it exits when idle is up
+                if any(key.fileobj is self.listener for key, _ in selector.select(timeout=wait)):
                     connection, _ = self.listener.accept()
                     self.last = time.monotonic()
                     threading.Thread(target=self.handle, args=(connection,), daemon=True).start()
-                elif time.monotonic() - self.last > idle or not self.owns_socket():
+                elif time.monotonic() - self.last >= idle or not self.owns_socket():
                     break
         for _ in range(CONCURRENT):  # requests under way finish (and a stop request's answer leaves) first
             self.slots.acquire(timeout=READ_TIMEOUT_S)
