@@ -83,9 +83,12 @@ NEXT_SESSION_REASONS = frozenset({"clear", "resume"})
 def quoted(text: Any, limit: int = REASON_LIMIT) -> str:
     """``text`` on one line, escape sequences and control characters out, at most ``limit`` characters, in double
     quotes."""
-    from pao_core.sanitize import strip_controls  # only a reason needs it
+    text = str(text)
+    if "\x1b" in text:  # whole escape sequences out; the sanitiser loads only then (`pao list` stays light)
+        from pao_core.sanitize import strip_controls
 
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in strip_controls(str(text))).split())
+        text = strip_controls(text)
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
     return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
 
 
