@@ -224,15 +224,15 @@ def feed_briefing(pipe: str, wait: float, owner: int) -> bool:
     ready, give_up = pipe + READY_SUFFIX, time.monotonic() + wait
     while not os.path.exists(ready) and time.monotonic() < give_up and _alive(owner):
         time.sleep(FEED_POLL)
-    try:
-        with open(ready, "rb") as handle:
+    try:  # the agent's private folder; a link there is still never followed
+        with os.fdopen(os.open(ready, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
             data = handle.read()
     except OSError:
         data = None
     reader_by = time.monotonic() + READER_WAIT
     while True:
         try:
-            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until the CLI opens it to read
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # ENXIO until the CLI opens it to read
         except OSError as exc:
             if exc.errno != errno.ENXIO or time.monotonic() > reader_by:
                 fd = None
@@ -257,7 +257,7 @@ def _settle(pipe: str, ready: str, have: bool) -> None:
             os.replace(ready, pipe)
         else:
             empty = pipe + ".empty"
-            os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
             os.replace(empty, pipe)
     except OSError:
         pass
