@@ -9,7 +9,7 @@ configuration tables) and later runs read it with the standard library alone.
 
 The index holds only while its key does: the interpreter, the name and modification time
 of every distribution's metadata folder (``*.dist-info``, ``*.egg-info``) in every folder
-on ``sys.path`` (installing, upgrading or removing a distribution makes, renames or
+on ``sys.path`` that holds one (installing, upgrading or removing a distribution makes, renames or
 replaces one), ``PAO_LOAD_PLUGINS`` and ``PAO_DISABLE_PLUGINS``, and the
 modification time and size of every non-standard-library module file loaded while it
 was built (an edited plugin of an editable install). A load with any failure is never
@@ -32,7 +32,7 @@ from typing import Any, Mapping
 from pao_core.paths import cache_path
 
 ENTRY_POINT_GROUP = "pao"
-FORMAT = 2
+FORMAT = 3
 
 
 def cache_file() -> str:
@@ -52,8 +52,10 @@ def _distributions(path: str) -> Any:
 
 
 def index_key(environ: Mapping[str, str]) -> list[Any]:
-    return [FORMAT, sys.executable, [[path, _distributions(path)] for path in sys.path],
-            environ.get("PAO_LOAD_PLUGINS"), environ.get("PAO_DISABLE_PLUGINS")]
+    # folders without distributions leave out: the script's own (pao's bin folder) or the working folder (``-m``) that
+    # starts sys.path differs between pao, pao mcp and a hook's recorder, which would each rewrite the others' index
+    paths = [[path, found] for path in sys.path if (found := _distributions(path))]
+    return [FORMAT, sys.executable, paths, environ.get("PAO_LOAD_PLUGINS"), environ.get("PAO_DISABLE_PLUGINS")]
 
 
 def read_index(environ: Mapping[str, str]) -> dict[str, Any] | None:

@@ -131,9 +131,19 @@ def test_claude_code_remembers_then_a_second_agent_finds_it_with_provenance(
 
 
 def _offers_pao_s_tools(request) -> bool:  # noqa: ANN001 - a MessagesRequest
-    """Claude Code 2.0 offers an MCP server's tools in ``tools``; 2.1 defers them, naming them for its ToolSearch."""
+    """Claude Code 2.0 offers an MCP server's tools in ``tools``; 2.1 defers them, naming each on a line of its own in
+    the list for its ToolSearch (pao's briefing names two of them inside sentences: that offers nothing)."""
     offered = {tool.get("name") for tool in request.body.get("tools") or []}
-    return set(TOOLS) <= offered or all(name in json.dumps(request.body) for name in TOOLS)
+    lines = {line.strip() for text in _texts(request.body) for line in text.splitlines()}
+    return set(TOOLS) <= offered or set(TOOLS) <= lines
+
+
+def _texts(value: object) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [text for item in items for text in _texts(item)]
 
 
 @pytest.mark.every_claude_pin("2.1.x sends its first request before its MCP servers connect; 2.0.x waits")

@@ -223,3 +223,25 @@ def test_every_hook_method_loads_what_it_calls() -> None:
     import inspect
 
     assert "self.manager.hook." not in inspect.getsource(Plugins)
+
+
+def test_pao_and_the_processes_it_starts_read_one_index(tmp_path: Path) -> None:
+    """``pao`` (its script's folder first on sys.path), ``pao mcp`` and a hook's recorder (``python -I -m`` from
+    another folder) keep one index: none of them rewrites it for the others (each rewrite cost the next ``pao`` a
+    complete load, ~0.1 s of a spawn)."""
+    import subprocess
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    listed = subprocess.run([str(Path(sys.executable).with_name("pao")), "list"], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    index = tmp_path / "cache" / "pao" / "plugins.json"
+    written = index.read_bytes()
+    probe = "import os; from pao_core import plugin_index; print(plugin_index.read_index(os.environ) is not None)"
+    for flags, folder in ((["-I"], "/"), ([], str(tmp_path)), (["-I"], str(tmp_path))):
+        read = subprocess.run([sys.executable, *flags, "-c", probe], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert read.stdout == "True\n", (flags, folder, read.stderr)
+    again = subprocess.run([str(Path(sys.executable).with_name("pao")), "list"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0 and index.read_bytes() == written
