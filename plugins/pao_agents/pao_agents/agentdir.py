@@ -66,10 +66,12 @@ def agent_dir(home: str | os.PathLike[str], name: str) -> Path:
 
 
 def fresh_agent_dir(home: str | os.PathLike[str], name: str) -> Path:
-    """The agent's folder emptied of anything an earlier agent of the same name left (a crash), with an empty log."""
+    """The agent's folder emptied of anything an earlier agent of the same name left (a crash), with an empty log and
+    the ``state`` file its hooks read saying ``starting``."""
     remove_agent_dir(home, name)
     path = agent_dir(home, name)
     atomic_write(path / EVENTS, "", mode=0o600)
+    atomic_write(path / STATE_FILE, "starting\n", mode=0o600)  # the record's state until the spawn registers it
     return path
 
 

@@ -5,7 +5,9 @@ Every event is appended by one ``sh`` (:func:`pao_agents.agentdir.append_command
 turn or ask the user (its usual state, :data:`pao_agents.states.STATE_OF_EVENT`, is neither busy nor nothing: Stop,
 Notification...) then starts this module in the background (``python -I -m pao_agents.eventhook AGENT_DIR``),
 so the CLI never waits for it. A busy event (a prompt, a tool) starts it only when the agent's ``state`` file
-does not already say ``busy``: once per turn, not once per tool. The module reads the event log under the
+does not already say ``busy``, nor a state only its command changes (``starting``: a spawn under way, whose first
+prompt would otherwise start an interpreter beside the CLI as it sends its first request): once per turn, not once
+per tool. The module reads the event log under the
 registry's lock and records its newest state through the one state-changing place
 (:meth:`pao_agents.resolve.AgentContext.set_state`), which fires ``pao_agent_state_changed`` and so the
 notifier. Its errors go to the agent's ``notify.log``; nothing reaches the CLI. It trims that log and the event
@@ -47,8 +49,9 @@ def event_hook_command(log: Path, event: str, *, from_argument: bool = False) ->
               f"{shlex.quote(str(folder))} </dev/null >/dev/null 2>>{shlex.quote(str(folder / ERROR_LOG))}) &")
     if state != "busy":
         return f"{append}; {record}"
+    unchanged = "|".join(sorted({"busy", *KEEPS_ITS_STATE}))  # a busy event cannot change these: no recorder
     return f"{append}; s=; {{ read -r s < {shlex.quote(str(folder / STATE_FILE))}; }} 2>/dev/null; " \
-           f"[ \"$s\" = busy ] || {record}"
+           f"case \"$s\" in {unchanged}) ;; *) {record} ;; esac"
 
 
 def record_events(agent_dir: Path) -> AgentRecord:

@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,28 @@ def test_busy_events_start_pao_once_per_turn(isolated_home: Path, pao_config_fil
     _fire(commands["PostToolUse"], {"hook_event_name": "PostToolUse", "tool_name": "Bash"})
     assert _wait(lambda: agents.registry.get("api").state == "busy")
     assert (folder / STATE_FILE).read_text() == "busy\n"
+
+
+def test_a_spawn_under_way_starts_no_interpreter_for_its_first_prompt(isolated_home: Path, pao_config_file: Path,
+                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until the spawn registers the agent its state file says ``starting`` (a record only the spawn changes): the
+    prompt's event then starts no recorder beside the CLI as it sends its first request; a ready agent's does."""
+    started = tmp_path / "started"
+    interpreter = tmp_path / "python"
+    interpreter.write_text(f"#!/bin/sh\necho \"$*\" >> {started}\n")
+    interpreter.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(interpreter))  # the recorder's command names this one
+    _, folder, commands = _hooked_agent("ready")
+    assert (agentdir.fresh_agent_dir(tmp_path, "fresh") / STATE_FILE).read_text() == "starting\n"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "Your task: fix the login bug."}
+    for state in ("starting", "paused", "busy"):
+        (folder / STATE_FILE).write_text(f"{state}\n")
+        _fire(commands["UserPromptSubmit"], prompt)
+    (folder / STATE_FILE).write_text("ready\n")
+    _fire(commands["UserPromptSubmit"], prompt)
+    assert _wait(started.exists)
+    time.sleep(0.3)  # a recorder started by the earlier events would have written by now too
+    assert started.read_text().splitlines() == [f"-I -m pao_agents.eventhook {folder}"]
 
 
 def test_repeated_notifications_collapse(isolated_home: Path, pao_config_file: Path, tmp_path: Path) -> None:
