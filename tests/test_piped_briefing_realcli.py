@@ -113,3 +113,34 @@ def test_a_pao_that_dies_before_the_briefing_does_not_hang_its_cli(
     assert time.monotonic() - killed < 10
     briefing = Path(env["PAO_HOME"], "agents", "keys", "briefing.md")
     assert poll_until(briefing.is_file, 5) and briefing.read_text() == ""
+
+
+def test_a_briefing_pipe_left_by_a_killed_feeder_does_not_hang_resume(
+    slow_pao, anthropic_stub: AnthropicStub, tmp_path: Path
+) -> None:
+    """A feeder killed with its pipe still in place (the briefing composed beside it): ``pao resume`` puts that
+    briefing there as a plain file, where the CLI would otherwise wait at the pipe (until pao's 45 s bound said it
+    was not ready, and then for ever)."""
+    argv, env, _, _, _ = slow_pao
+    env["PAO_TEST_NOTES_DELAY"] = "0"
+    folder = tmp_path / "api"
+    folder.mkdir()
+    run = lambda *args: subprocess.run([*argv, *args], env=env, capture_output=True, text=True, timeout=120)  # noqa: E731
+    spawned = run("spawn", "rotate deploy key", "--folder", str(folder), "--name", "keys", "--json")
+    assert spawned.returncode == 0, spawned.stderr
+    assert anthropic_stub.wait_for_message("rotate deploy key", 60, where=lambda r: r.is_conversation) is not None
+    assert run("pause", "keys").returncode == 0
+    briefing = Path(json.loads(spawned.stdout)["extra"]["briefing_file"])
+    marker = f"RESUMED-{uuid.uuid4().hex[:8]}"
+    briefing.unlink()
+    os.mkfifo(briefing, 0o600)
+    Path(f"{briefing}.ready").write_text(f"- The resumed session keeps the {marker} path\n")
+
+    resumed = run("resume", "keys")
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert briefing.is_file() and not briefing.is_symlink() and marker in briefing.read_text()
+    assert not Path(f"{briefing}.ready").exists()
+    assert run("send", "keys", "carry on with the rotation").returncode == 0
+    after = anthropic_stub.wait_for_message("carry on with the rotation", 60, where=lambda r: r.is_conversation)
+    assert after is not None  # the resumed CLI took a prompt: it did not wait at its briefing

@@ -263,6 +263,22 @@ def _settle(pipe: str, ready: str, have: bool) -> None:
         pass
 
 
+def settle_pipe(pipe: str) -> bool | None:
+    """A briefing file left a pipe (its feeder was killed) made a plain file: the briefing composed for it (``True``),
+    else an empty one (``False``). ``None``: not a pipe, left as it is."""
+    import stat  # (as in write_spec)
+
+    try:
+        if not stat.S_ISFIFO(os.lstat(pipe).st_mode):
+            return None
+        ready = pipe + READY_SUFFIX
+        composed = os.path.lexists(ready) and stat.S_ISREG(os.lstat(ready).st_mode)
+    except OSError:
+        return None
+    _settle(pipe, ready, composed)
+    return composed
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

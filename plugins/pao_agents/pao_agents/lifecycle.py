@@ -24,6 +24,7 @@ from pao_agents.spec.options import machine_name, spawn_options
 from pao_agents import agentdir
 from pao_agents.agentdir import RECEIPT_TIMEOUT
 from pao_agents.conversation import SendFailed, send_text
+from pao_agents.launch import settle_pipe
 from pao_agents.light import observed_state
 from pao_agents.states import screen_fills_in
 from pao_agents.receipt import await_receipt
@@ -271,8 +272,10 @@ class Agents(AgentContext):
         saved = _load_checkpoint(record.extra.get("checkpoint"))
         session = record.session_id or (saved or {}).get("session_id") or host.session_id(record)
         briefing_path = self._briefing_path(record)
-        if saved and saved.get("briefing") and not briefing_path.exists():
-            private = record.extra.get("delivery", "file") != "file"
+        private = record.extra.get("delivery", "file") != "file"
+        # a pipe whose feeder never finished (killed): the CLI would wait at it for ever
+        settled = settle_pipe(str(briefing_path)) if private else None
+        if saved and saved.get("briefing") and (settled is False or not briefing_path.exists()):
             if private:
                 agentdir.agent_dir(self.config.home, record.name)
             atomic_write(briefing_path, saved["briefing"], mode=0o600 if private else None)
