@@ -171,22 +171,28 @@ def _record(cli: str, version: str, case: str, base: Path) -> None:
                 _submit(tmux, pane, profile, prompt, cli)
             screen = _wait(tmux, pane, agent / "events.jsonl", wait, cli)
             events = (agent / "events.jsonl").read_text(encoding="utf-8")
+            transcript = _transcript(events)  # while the CLI runs: Gemini CLI writes its chat a moment after its hook
         finally:
             tmux.close()
     save(cli, version, case, label, reason, screen, events, case.startswith("hooks-off") or not events)
-    _keep_transcript(OUT / f"{cli}-{version}" / f"{case}.json", events)
+    if transcript is not None:
+        snapshot_file = OUT / f"{cli}-{version}" / f"{case}.json"
+        snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
+        snapshot["transcript"] = transcript
+        snapshot_file.write_text(json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _keep_transcript(snapshot_file: Path, events: str) -> None:
+def _transcript(events: str, wait: float = 3.0) -> dict[str, str] | None:
     """The end (last 4 entries) of the transcript the newest event names, kept with the snapshot: what pao reads
-    of it (the replay points the events at this copy)."""
+    of it (the replay points the events at this copy). Waited for up to ``wait`` seconds."""
+    from pao_core.waiting import poll_until
+
     named = [json.loads(line)["event"].get("transcript_path") for line in events.splitlines() if "transcript_path" in line]
     path = named[-1] if named else None
-    if not path or not Path(path).is_file():
-        return
-    snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
-    snapshot["transcript"] = {"path": path, "tail": "".join(Path(path).read_text(encoding="utf-8").splitlines(True)[-4:])}
-    snapshot_file.write_text(json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not path or not poll_until(lambda: Path(path).is_file(), wait, cap=0.1):
+        return None
+    time.sleep(0.5)  # its last entries: the chat is appended in several writes
+    return {"path": path, "tail": "".join(Path(path).read_text(encoding="utf-8").splitlines(True)[-4:])}
 
 
 def launch(cli, version, case, stub, home, folder, agent, preseed):

@@ -1,5 +1,5 @@
-"""The real Gemini CLI reports its own turn events (issue 30): a finished turn, a permission question and its exit
-record the agent's state and notify at once, with no ``pao monitor`` and no ``pao status`` reading its screen.
+"""The real Gemini CLI reports its own turn events (issue 30): a finished turn, a permission question, a turn an API
+error ended and its exit record the agent's state and notify at once, with no ``pao monitor`` and no ``pao status`` reading its screen.
 
 The pinned CLI runs in tmux through the pao-tmux driver against the loopback Gemini stub, as root with ``PAO_HOME``
 in a folder only root can write to (Gemini reads the per-agent system-defaults file that carries pao's hooks only
@@ -80,6 +80,11 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
             target = record["target"].rpartition(":")[2]  # the pane ("SESSION:%N")
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)  # allows it once
             notified("finished", 2)  # the tool ran, the turn ended
+            stub.error_trigger = "FAIL-IT"  # answered 400: Gemini ends the turn with AfterAgent all the same
+            assert _pao(env, "send", "gem", "FAIL-IT now").returncode == 0
+            failed = notified("failed")
+            assert "400 INVALID_ARGUMENT: pao-stub: invalid request" in failed[0][2], failed
+            assert len(_notified(argv_log, "finished")) == 2  # the failed turn was not told as finished
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "-l", "/quit"], check=True)
             until(lambda: _screen(socket, target), lambda screen: "/quit" in screen, timeout=30)  # typed, then Enter
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", target, "Enter"], check=True)

@@ -29,6 +29,9 @@ class GeminiStub(LoopbackStub):
 
     tool_trigger: str | None = None
     tool_call: tuple[str, dict[str, Any]] = ("run_shell_command", {"command": "true"})
+    error_trigger: str | None = None
+    """A streamed request whose contents hold this is answered 400 INVALID_ARGUMENT (an API error Gemini CLI does not
+    retry)."""
 
     def streamed(self) -> list[RecordedRequest]:
         """The ``:streamGenerateContent`` requests so far, oldest first."""
@@ -40,6 +43,9 @@ class GeminiStub(LoopbackStub):
         if request.method != "POST":
             return _not_found(request)
         if request.route.endswith(":streamGenerateContent"):
+            if self.error_trigger and self.error_trigger in json.dumps(body.get("contents")):
+                error = {"code": 400, "message": "pao-stub: invalid request (error_trigger)", "status": "INVALID_ARGUMENT"}
+                return Reply.json({"error": error}, 400)
             if self.tool_trigger and _wants_tool(body, self.tool_trigger):
                 declared = [d.get("name", "") for tool in body.get("tools") or [] if isinstance(tool, dict)
                             for d in tool.get("functionDeclarations") or [] if isinstance(d, dict)]

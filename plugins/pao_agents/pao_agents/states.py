@@ -11,7 +11,8 @@ Each event the CLIs' hooks append to ``events.jsonl`` (:mod:`pao_agents.agentdir
 - ``waiting``: the CLI asks the user (PermissionRequest: a tool's permission dialog or an AskUserQuestion menu;
   a ``permission_prompt`` or ``elicitation_dialog`` Notification; Gemini's ``ToolPermission`` Notification), with what
   it asks;
-- ``failed``: an API error ended the turn (Claude Code 2.1's StopFailure; a Stop whose transcript ends in an
+- ``failed``: an API error ended the turn (Claude Code 2.1's StopFailure; Gemini CLI's AfterAgent without a response
+  whose chat's newest message is an API error; a Stop whose transcript ends in an
   API error message, as Claude Code 2.0 writes it), with the error quoted;
 - ``dead``: the CLI exited (Claude Code's and Gemini's SessionEnd, unless it ends a session to start another: ``/clear``,
   ``/resume``); a SessionStart after it (``pao resume``) is a live session again;
@@ -72,6 +73,9 @@ NOTIFICATION_STATES: Mapping[str, str | None] = {
 }
 """Notification types: Claude Code's (2.0.77 and 2.1.332), Gemini CLI's (``ToolPermission``, its only one in 0.61.0);
 an unknown type with a message still means waiting."""
+NO_RESPONSE = ("[no response text]", "", None)
+"""Gemini CLI's AfterAgent ``prompt_response`` for a turn without the model's text (0.61.0): an API error's, or a
+turn that said nothing; its chat tells which (:func:`gemini_turn_error`)."""
 QUESTION_TOOLS = frozenset({"AskUserQuestion"})
 CONFIRMED_TOOLS = {"exec": "Shell", "edit": "Edit"}
 """The tool a Gemini CLI confirmation of this type is about, as its dialog names it ("Allow execution of [Shell]?");
@@ -107,6 +111,10 @@ def event_verdict(event: Mapping[str, Any]) -> Verdict:
         return Verdict(None) if reason in NEXT_SESSION_REASONS else Verdict("dead", f"the CLI exited ({quoted(reason or 'other')})")
     if name == "Stop":
         error = transcript_error(payload.get("transcript_path"))
+        if error is not None:
+            return Verdict("failed", f"API error: {quoted(error)}", "transcript")
+    if name == "AfterAgent" and payload.get("prompt_response") in NO_RESPONSE:  # a failed turn ends so too
+        error = gemini_turn_error(payload.get("transcript_path"))
         if error is not None:
             return Verdict("failed", f"API error: {quoted(error)}", "transcript")
     if state == "busy":  # a request retried since (Claude Code 2.0 logs each attempt; no hook reports it)
@@ -162,32 +170,65 @@ def _failure(payload: Mapping[str, Any]) -> str:
 def transcript_error(path: Any, retries_since: float | None = None) -> str | None:
     """The text of a Claude Code transcript's last assistant entry when it is an API error (``isApiErrorMessage``);
     with ``retries_since``, instead what its newest entry says of a request retried at that time (epoch seconds) or
-    later (a ``system`` ``api_error`` entry); ``None`` otherwise. Only a regular file is read (never through a
-    symlink), and only its last ``TRANSCRIPT_TAIL`` bytes."""
-    if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".jsonl"):
-        return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a FIFO or a device the event named: never read
-            return None
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - TRANSCRIPT_TAIL))
-        lines = handle.read().splitlines()[1 if size > TRANSCRIPT_TAIL else 0:]
-    for line in reversed(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict) or entry.get("type") not in ("assistant", "user", "system"):
+    later (a ``system`` ``api_error`` entry); ``None`` otherwise."""
+    for entry in reversed(_transcript_entries(path)):
+        if entry.get("type") not in ("assistant", "user", "system"):
             continue
         if retries_since is not None:
             return _retry(entry, retries_since)
         if entry.get("type") == "assistant":
             return _entry_text(entry) if entry.get("isApiErrorMessage") is True else None
     return None
+
+
+def gemini_turn_error(path: Any) -> str | None:
+    """The text of a Gemini CLI chat's newest message when it is an API error: the chat appends an ``error`` record
+    (``[API Error: ...]``) and sets its conversation's messages (``$set``); the newest of them by time decides."""
+    messages: list[tuple[str, str, Any]] = []
+    for entry in _transcript_entries(path):
+        update = entry.get("$set")
+        listed = update.get("messages") if isinstance(update, dict) else [entry]
+        for message in listed if isinstance(listed, list) else ():
+            if isinstance(message, dict) and message.get("type") in ("user", "gemini", "error"):
+                messages.append((str(message.get("timestamp")), message["type"], message.get("content")))
+    newest = max(messages, default=None, key=lambda message: message[0])
+    return _api_error(str(newest[2])) if newest is not None and newest[1] == "error" else None
+
+
+def _api_error(content: str) -> str:
+    """``[API Error: {"error": {code, message, status}}]`` said as ``400 INVALID_ARGUMENT: message``; else as it is."""
+    inner = content[len("[API Error: "):-1] if content.startswith("[API Error: ") and content.endswith("]") else ""
+    try:
+        error = json.loads(inner)["error"]
+        return f"{error['code']} {error['status']}: {error['message']}"
+    except (ValueError, KeyError, TypeError):
+        return content
+
+
+def _transcript_entries(path: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a transcript's last ``TRANSCRIPT_TAIL`` bytes, oldest first: only an absolute ``.jsonl``
+    regular file is read (never through a symlink, never a FIFO or a device an event named)."""
+    if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".jsonl"):
+        return []
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return []
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return []
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - TRANSCRIPT_TAIL))
+        lines = handle.read().splitlines()[1 if size > TRANSCRIPT_TAIL else 0:]
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
 
 
 def _retry(entry: Mapping[str, Any], since: float) -> str | None:

@@ -81,8 +81,9 @@ def test_snapshots_were_recorded_not_written() -> None:
 
 
 def test_hooks_alone_tell_a_turn_that_ended_in_an_api_error(readers, tmp_path: Path) -> None:
-    """What ``pao list`` sees (no screen): Claude Code 2.1's StopFailure, 2.0's Stop with the transcript's API error."""
-    for name in ("claude-code-2.0.77", "claude-code-2.1.332"):
+    """What ``pao list`` sees (no screen): Claude Code 2.1's StopFailure, 2.0's Stop with the transcript's API error,
+    Gemini CLI's AfterAgent without a response with its chat's API error (not a finished turn)."""
+    for name in ("claude-code-2.0.77", "claude-code-2.1.332", "gemini-0.61.0"):
         snapshot = _load(STATES / name / "failed-400.json")
         verdict = replay(snapshot, readers, tmp_path, with_screen=False)
         assert verdict is not None and verdict.state == "failed" and "invalid request" in verdict.reason, (name, verdict)
@@ -100,3 +101,25 @@ def test_hooks_alone_tell_what_gemini_asks(readers, tmp_path: Path) -> None:
     snapshot = _load(STATES / "gemini-0.61.0" / "waiting-permission.json")
     verdict = replay(snapshot, readers, tmp_path, with_screen=False)
     assert verdict == ("waiting", 'asks permission to use "Shell": "touch pao-stub-file"', "hooks"), verdict
+
+
+def test_a_gemini_turn_is_failed_only_while_its_chat_s_newest_message_is_the_error(tmp_path: Path) -> None:
+    """An API error of an earlier turn, answered since, says nothing of a turn that ended without text."""
+    from pao_agents.states import event_verdict
+
+    chat = tmp_path / "session.jsonl"
+    error = {"id": "e", "timestamp": "2026-12-04T10:00:01.000Z", "type": "error", "content": "[API Error: quota]"}
+    answered = {"$set": {"messages": [{"id": "u", "timestamp": "2026-12-04T10:00:05.000Z", "type": "user", "content": []},
+                                      {"id": "g", "timestamp": "2026-12-04T10:00:06.000Z", "type": "gemini", "content": ""}]}}
+    event = {"name": "AfterAgent", "at": 1.0, "event": {"hook_event_name": "AfterAgent", "transcript_path": str(chat),
+                                                         "prompt_response": "[no response text]"}}
+    chat.write_text(json.dumps(error) + "\n")
+    assert event_verdict(event)[:2] == ("failed", 'API error: "[API Error: quota]"')
+    error["content"] = '[API Error: {"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]'
+    chat.write_text(json.dumps(error) + "\n")
+    assert event_verdict(event)[:2] == ("failed", 'API error: "429 RESOURCE_EXHAUSTED: Quota exceeded"')
+    chat.write_text(json.dumps(error) + "\n" + json.dumps(answered) + "\n")
+    assert event_verdict(event).state == "ready"
+    chat.write_text(json.dumps(error) + "\n")
+    said = {**event, "event": {**event["event"], "prompt_response": "Done."}}  # a turn with text is never read so
+    assert event_verdict(said).state == "ready"
