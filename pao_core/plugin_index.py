@@ -7,10 +7,10 @@ commands, so a complete load writes what it found here (every plugin in load ord
 its distribution, version and hooks, the commands in the parser's order, the declared
 configuration tables) and later runs read it with the standard library alone.
 
-The index holds only while its key does: the interpreter, the name and modification time
-of every distribution's metadata folder (``*.dist-info``, ``*.egg-info``) in every folder
-on ``sys.path`` that holds one (installing, upgrading or removing a distribution makes, renames or
-replaces one), ``PAO_LOAD_PLUGINS`` and ``PAO_DISABLE_PLUGINS``, and the
+The index holds only while its key does: the interpreter, the name and modification time of every distribution's
+metadata folder (``*.dist-info``, ``*.egg-info``) in every folder on ``sys.path`` that holds one (pao, ``pao mcp`` and
+a hook's recorder start sys.path with different folders holding none, and share one index; installing, upgrading or
+removing a distribution makes, renames or replaces one), ``PAO_LOAD_PLUGINS`` and ``PAO_DISABLE_PLUGINS``, and the
 modification time and size of every non-standard-library module file loaded while it
 was built (an edited plugin of an editable install). A load with any failure is never
 written: ``pao plugins`` and ``pao doctor`` see it on every run.
@@ -52,9 +52,7 @@ def _distributions(path: str) -> Any:
 
 
 def index_key(environ: Mapping[str, str]) -> list[Any]:
-    # folders without distributions leave out: the script's own (pao's bin folder) or the working folder (``-m``) that
-    # starts sys.path differs between pao, pao mcp and a hook's recorder, which would each rewrite the others' index
-    paths = [[path, found] for path in sys.path if (found := _distributions(path))]
+    paths = [[path, found] for path in sys.path if (found := _distributions(path))]  # see the module's doc: "holds one"
     return [FORMAT, sys.executable, paths, environ.get("PAO_LOAD_PLUGINS"), environ.get("PAO_DISABLE_PLUGINS")]
 
 
