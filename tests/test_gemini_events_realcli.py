@@ -41,16 +41,11 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
         home, folder = root / "user", root / "billing"
         home.mkdir(), folder.mkdir()
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
-        script, argv_log = argv_recorder(root)
-        (root / "config.toml").write_text(
-            f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
+        argv_log = _notify_by_command(root)
         stub.tool_trigger = "RUN-IT"  # answered with a shell call that writes: Gemini asks before running it
         stub.tool_call = ("run_shell_command", {"command": "touch pao-stub-file"})
         socket = f"pao-test-{os.getpid()}-gemini-events"
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PAO_", "GEMINI_"))},
-               "HOME": str(home), **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts",
-               "PAO_TMUX_SOCKET": socket, case.command_variable: str(case.binary), "TERM": "xterm-256color",
-               "PAO_HOME": str(root / "pao"), "PAO_CONFIG": str(root / "config.toml")}
+        env = _environment(case, stub, root, home, socket)
         record: dict = {}
         try:
             spawned = _pao(env, "spawn", "say hi", "--folder", str(folder), "--host", "gemini", "--name", "gem",
@@ -98,6 +93,21 @@ def test_gemini_s_hooks_record_and_notify_a_turn_a_question_and_its_exit() -> No
                 _end_group(record["pid"])  # Gemini CLI outlives the hang-up
             _pao(env, "kill", "gem", timeout=30)
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def _notify_by_command(root: Path) -> Path:
+    """``[notify] command`` in ``root``'s config.toml: an executable recording its argv; the log it writes."""
+    script, argv_log = argv_recorder(root)
+    (root / "config.toml").write_text(f'[notify]\ncommand = ["{script}", "{{name}}", "{{state}}", "{{reason}}"]\ncollapse = 0\n')
+    return argv_log
+
+
+def _environment(case, stub, root: Path, home: Path, socket: str) -> dict[str, str]:  # noqa: ANN001 - a HostCase
+    """pao's environment for the test: the pinned Gemini CLI on a private tmux socket, pao's home under ``root``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(("PAO_", "GEMINI_"))},
+            "HOME": str(home), **case.user_setup(home, stub), "PAO_LOAD_PLUGINS": "pao-agents,pao-tmux,pao-hosts",
+            "PAO_TMUX_SOCKET": socket, case.command_variable: str(case.binary), "TERM": "xterm-256color",
+            "PAO_HOME": str(root / "pao"), "PAO_CONFIG": str(root / "config.toml")}
 
 
 def _screen(socket: str, target: str) -> str:
