@@ -93,8 +93,10 @@ class BriefServer:
         with contextlib.suppress(OSError):  # the client gave up (its bound passed): it briefs in-process
             connection.settimeout(READ_TIMEOUT_S)
             connection.sendall(json.dumps(reply).encode() + b"\n")
-        if len(sys.modules) != self.modules:  # after the answer: what the brief imported is watched too
-            self.code, self.modules = loaded_files(), len(sys.modules)
+        if len(sys.modules) != self.modules:  # after the answer: what the brief imported is watched too (only that:
+            known = {path for path, *_ in self.code}  # a file already watched keeps the state it had when loaded)
+            self.code += [entry for entry in loaded_files() if entry[0] not in known]
+            self.modules = len(sys.modules)
         return stop
 
     def answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
