@@ -29,7 +29,7 @@ import datetime as dt
 import json
 import os
 import stat
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 REASON_LIMIT = 200
 """Characters of a reason quoted from an event, a transcript or a screen (they hold the model's or the user's text)."""
@@ -113,7 +113,7 @@ def event_verdict(event: Mapping[str, Any]) -> Verdict:
         error = transcript_error(payload.get("transcript_path"))
         if error is not None:
             return Verdict("failed", f"API error: {quoted(error)}", "transcript")
-    if name == "AfterAgent" and payload.get("prompt_response") in NO_RESPONSE:  # a failed turn ends so too
+    if name == "AfterAgent" and payload.get("prompt_response") in NO_RESPONSE:  # Gemini ends a failed turn so too
         error = gemini_turn_error(payload.get("transcript_path"))
         if error is not None:
             return Verdict("failed", f"API error: {quoted(error)}", "transcript")
@@ -171,7 +171,7 @@ def transcript_error(path: Any, retries_since: float | None = None) -> str | Non
     """The text of a Claude Code transcript's last assistant entry when it is an API error (``isApiErrorMessage``);
     with ``retries_since``, instead what its newest entry says of a request retried at that time (epoch seconds) or
     later (a ``system`` ``api_error`` entry); ``None`` otherwise."""
-    for entry in reversed(_transcript_entries(path)):
+    for entry in _entries(reversed(_transcript_tail(path))):
         if entry.get("type") not in ("assistant", "user", "system"):
             continue
         if retries_since is not None:
@@ -185,12 +185,12 @@ def gemini_turn_error(path: Any) -> str | None:
     """The text of a Gemini CLI chat's newest message when it is an API error: the chat appends an ``error`` record
     (``[API Error: ...]``) and sets its conversation's messages (``$set``); the newest of them by time decides."""
     messages: list[tuple[str, str, Any]] = []
-    for entry in _transcript_entries(path):
+    for entry in _entries(_transcript_tail(path)):
         update = entry.get("$set")
         listed = update.get("messages") if isinstance(update, dict) else [entry]
         for message in listed if isinstance(listed, list) else ():
             if isinstance(message, dict) and message.get("type") in ("user", "gemini", "error"):
-                messages.append((str(message.get("timestamp")), message["type"], message.get("content")))
+                messages.append((str(message.get("timestamp") or ""), message["type"], message.get("content")))
     newest = max(messages, default=None, key=lambda message: message[0])
     return _api_error(str(newest[2])) if newest is not None and newest[1] == "error" else None
 
@@ -205,9 +205,9 @@ def _api_error(content: str) -> str:
         return content
 
 
-def _transcript_entries(path: Any) -> list[dict[str, Any]]:
-    """The JSON objects of a transcript's last ``TRANSCRIPT_TAIL`` bytes, oldest first: only an absolute ``.jsonl``
-    regular file is read (never through a symlink, never a FIFO or a device an event named)."""
+def _transcript_tail(path: Any) -> list[bytes]:
+    """The lines of a transcript's last ``TRANSCRIPT_TAIL`` bytes: only an absolute ``.jsonl`` regular file is read
+    (never through a symlink, never a FIFO or a device an event named)."""
     if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".jsonl"):
         return []
     try:
@@ -219,16 +219,18 @@ def _transcript_entries(path: Any) -> list[dict[str, Any]]:
             return []
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - TRANSCRIPT_TAIL))
-        lines = handle.read().splitlines()[1 if size > TRANSCRIPT_TAIL else 0:]
-    entries = []
+        return handle.read().splitlines()[1 if size > TRANSCRIPT_TAIL else 0:]
+
+
+def _entries(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The JSON objects among ``lines``, parsed as they are asked for (a reader that stops early parses no more)."""
     for line in lines:
         try:
             entry = json.loads(line)
         except ValueError:
             continue
         if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
+            yield entry
 
 
 def _retry(entry: Mapping[str, Any], since: float) -> str | None:
