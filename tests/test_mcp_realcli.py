@@ -138,6 +138,15 @@ def _offers_pao_s_tools(request) -> bool:  # noqa: ANN001 - a MessagesRequest
     return set(TOOLS) <= offered or set(TOOLS) <= lines
 
 
+def _names_pao_connecting(request) -> bool:  # noqa: ANN001 - a MessagesRequest
+    """Claude Code 2.1's own notice that a server it started has not finished connecting (``The following MCP
+    servers are still connecting ... will appear shortly:`` then a line per server), with its ToolSearch offered:
+    the model reaches that server's tools within the turn once they are in."""
+    offered = {tool.get("name") for tool in request.body.get("tools") or []}
+    notices = [text for text in _texts(request.body) if "MCP servers are still connecting" in text]
+    return "ToolSearch" in offered and any("pao" in {line.strip() for line in text.splitlines()} for text in notices)
+
+
 def _texts(value: object) -> list[str]:
     """Every string inside a JSON value."""
     if isinstance(value, str):
@@ -151,8 +160,11 @@ def test_the_first_turn_already_has_pao_s_tools_with_every_plugin_installed(
     claude_run: dict[str, str], anthropic_stub: AnthropicStub, pao_home: Path, claude_version: str, claude_home: Path
 ) -> None:
     """The first turn (the first request carrying the task and offering tools; a side call such as a title comes
-    without any) lists pao's tools: the CLI got ``tools/list``'s answer before its
-    first turn, with the whole plugin set a user installs (no PAO_LOAD_PLUGINS) loading behind the handshake."""
+    without any) comes after pao's server answered ``tools/list`` and lists its tools, with the whole plugin set a
+    user installs (no PAO_LOAD_PLUGINS) loading behind the handshake. Claude Code 2.1.332 takes a server as connected
+    a moment after that answer, and shows nothing of when: in 2 of 32 runs here its first turn still named pao among
+    the servers "still connecting" (its ToolSearch brings their tools in within the turn). That is what pao cannot
+    wait for; a turn that names pao neither way, or comes before the answer, fails."""
     env = {key: value for key, value in claude_run.items() if key not in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS")}
     task = f"tally the gauges {uuid.uuid4().hex[:8]}"
     spawned = json.loads(_pao(env, "spawn", task, "--folder", str(_folder(pao_home, "g")), "--name", "gauges",
@@ -160,7 +172,7 @@ def test_the_first_turn_already_has_pao_s_tools_with_every_plugin_installed(
     assert spawned["extra"]["mcp"] == ["pao"]
     first = anthropic_stub.wait_for_message(task, 120, where=lambda r: r.is_conversation)
     assert first is not None, "the task never reached the model"
-    assert _offers_pao_s_tools(first), (
+    assert _offers_pao_s_tools(first) or _names_pao_connecting(first), (
         f"Claude Code {claude_version}'s first turn went out without pao's tools: "
         f"{sorted(tool.get('name') for tool in first.body.get('tools') or [])}")
     events = read_events(Path(spawned["extra"]["agent_dir"]) / EVENTS)
