@@ -162,7 +162,7 @@ def test_the_first_turn_already_has_pao_s_tools_with_every_plugin_installed(
     """The first turn (the first request carrying the task and offering tools; a side call such as a title comes
     without any) comes after pao's server answered ``tools/list`` and lists its tools, with the whole plugin set a
     user installs (no PAO_LOAD_PLUGINS) loading behind the handshake. Claude Code 2.1.332 takes a server as connected
-    a moment after that answer, and shows nothing of when: in 2 of 32 runs here its first turn still named pao among
+    a moment after that answer, and shows nothing of when: in 2 of 25 runs here its first turn still named pao among
     the servers "still connecting" (its ToolSearch brings their tools in within the turn). That is what pao cannot
     wait for; a turn that names pao neither way, or comes before the answer, fails."""
     env = {key: value for key, value in claude_run.items() if key not in ("PAO_LOAD_PLUGINS", "PAO_DISABLE_PLUGINS")}
