@@ -228,7 +228,7 @@ def test_every_hook_method_loads_what_it_calls() -> None:
 def test_pao_and_the_processes_it_starts_read_one_index(tmp_path: Path) -> None:
     """``pao`` (its script's folder first on sys.path), ``pao mcp`` and a hook's recorder (``python -I -m`` from
     another folder) keep one index: none of them rewrites it for the others (each rewrite cost the next ``pao`` a
-    complete load, ~0.1 s of a spawn)."""
+    complete plugin load and a rewrite of its own)."""
     import subprocess
 
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}

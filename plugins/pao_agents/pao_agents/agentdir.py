@@ -76,11 +76,18 @@ def fresh_agent_dir(home: str | os.PathLike[str], name: str) -> Path:
 
 
 def remove_agent_dir(home: str | os.PathLike[str], name: str) -> None:
+    """The agent's folder gone. It is renamed away first: the hooks of a CLI still exiting (its SessionEnd) append
+    by path, and would otherwise refill a folder being removed, which then stays."""
     path = Path(home) / "agents" / name
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
+        removed = path.with_name(f".{name}.removed-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            os.rename(path, removed)
+        except OSError:
+            removed = path
+        shutil.rmtree(removed, ignore_errors=True)
 
 
 def write_private(folder: Path, files: Mapping[str, str]) -> None:
