@@ -84,7 +84,7 @@ def test_codex_gets_its_briefing_and_reports_its_state_through_hooks(tmp_path: P
             assert record["extra"]["delivery"] == "SessionStart hook (-c hooks)" and record["state"] == "busy"
             assert "7 nudge" not in {step["step"] for step in record["steps"]}, "the task went on the command line"
 
-            first = stub.wait_for(lambda r: r.route == "/v1/responses" and "fix the billing exporter" in json.dumps(r.body), 90)
+            first = stub.wait_for_text("/v1/responses", "fix the billing exporter", 90)
             assert first is not None, f"the task never reached the model: {[r.path for r in stub.requests]}"
             assert any(marker in text for text in _developer_texts(first)), "the briefing is not in the first request"
             assert _snapshot(folder) == before, "the folder changed"

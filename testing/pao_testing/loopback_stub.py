@@ -187,11 +187,15 @@ class LoopbackStub:
                     return found
                 self._changed.wait(left)
 
+    def side_request(self, request: RecordedRequest) -> bool:
+        """Whether the CLI sent ``request`` for itself rather than for the user's conversation (none here)."""
+        return False
+
     def wait_for_text(self, route_suffix: str, contains: str, timeout: float) -> RecordedRequest | None:
-        """The first request to a route ending in ``route_suffix`` whose body holds ``contains``."""
-        return self.wait_for(
-            lambda r: r.route.endswith(route_suffix) and any(contains in text for text in r.strings()), timeout
-        )
+        """The first request of the user's conversation to a route ending in ``route_suffix`` whose body holds
+        ``contains``."""
+        return self.wait_for(lambda r: r.route.endswith(route_suffix) and not self.side_request(r)
+                             and any(contains in text for text in r.strings()), timeout)
 
 
 def _handler_for(stub: LoopbackStub) -> type[BaseHTTPRequestHandler]:

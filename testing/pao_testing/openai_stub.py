@@ -41,6 +41,15 @@ class OpenAIResponsesStub(LoopbackStub):
         with self._changed:
             return [r for r in self.requests if r.method == "POST" and r.route == "/v1/responses"]
 
+    def side_request(self, request: RecordedRequest) -> bool:
+        """Codex 0.171 also asks for a title for the conversation, from a thread of its own carrying the user's message
+        and context (turn metadata ``"thread_source": "thread_title"``); which of the two arrives first varies."""
+        try:
+            metadata = json.loads(request.header("x-codex-turn-metadata") or "{}")
+        except ValueError:
+            return False
+        return isinstance(metadata, dict) and metadata.get("thread_source", "user") != "user"
+
     def respond(self, request: RecordedRequest) -> Reply:
         if request.method == "POST" and request.route == "/v1/responses":
             body = request.body if isinstance(request.body, dict) else {}
